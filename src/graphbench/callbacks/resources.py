@@ -1,0 +1,45 @@
+"""Time per training epoch and peak memory, measured the same way for every run."""
+from __future__ import annotations
+
+import resource
+import sys
+import time
+
+import lightning as L
+import torch
+
+
+def peak_rss_mb() -> float:
+    """Peak resident set size of this process in MiB (``ru_maxrss`` is KiB on Linux, bytes on macOS)."""
+    rss = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
+    return rss / (1024 * 1024) if sys.platform == "darwin" else rss / 1024
+
+
+class ResourceTracker(L.Callback):
+    """Records the wall time of each training epoch (first batch start to last batch end, so
+    validation is excluded) and the peak memory: GPU memory allocated when training on CUDA,
+    otherwise the process's peak RSS."""
+
+    def __init__(self) -> None:
+        self.epoch_times_s: list[float] = []
+        self._start = 0.0
+        self._last_batch_end = 0.0
+
+    def on_train_epoch_start(self, trainer: L.Trainer, pl_module: L.LightningModule) -> None:
+        self._start = self._last_batch_end = time.perf_counter()
+
+    def on_train_batch_end(self, trainer: L.Trainer, pl_module: L.LightningModule, *args: object) -> None:
+        self._last_batch_end = time.perf_counter()
+
+    def on_train_epoch_end(self, trainer: L.Trainer, pl_module: L.LightningModule) -> None:
+        self.epoch_times_s.append(self._last_batch_end - self._start)
+
+    @property
+    def time_per_epoch_s(self) -> float | None:
+        return sum(self.epoch_times_s) / len(self.epoch_times_s) if self.epoch_times_s else None
+
+    @staticmethod
+    def peak_memory_mb(device: torch.device) -> float:
+        if device.type == "cuda":
+            return torch.cuda.max_memory_allocated(device) / (1024 * 1024)
+        return peak_rss_mb()

@@ -1,0 +1,123 @@
+"""Reading official raw files from a read-only data root: checksums, safe unpickling, downloads."""
+from __future__ import annotations
+
+import hashlib
+import io
+import pickle
+import urllib.request
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from graphbench.errors import DataError
+
+
+@dataclass(frozen=True)
+class RawFile:
+    """One official raw file: where it lives under the data root, its MD5 and its source URL."""
+
+    relpath: str
+    md5: str | None = None
+    url: str | None = None
+
+
+def md5sum(path: Path, chunk: int = 1 << 20) -> str:
+    digest = hashlib.md5()
+    with open(path, "rb") as handle:
+        while block := handle.read(chunk):
+            digest.update(block)
+    return digest.hexdigest()
+
+
+def verify_md5(path: Path, expected: str) -> None:
+    """Raise a :class:`DataError` naming the file when its MD5 differs from the published one."""
+    actual = md5sum(path)
+    if actual != expected:
+        raise DataError(
+            f"{path} is corrupted or not the official file: MD5 {actual}, expected {expected}. "
+            "Replace it with the official file (delete it and re-download)."
+        )
+
+
+def _download(url: str, dest: Path, timeout_s: float) -> None:
+    dest.parent.mkdir(parents=True, exist_ok=True)
+    tmp = dest.with_name(dest.name + ".part")
+    try:
+        with urllib.request.urlopen(url, timeout=timeout_s) as response, open(tmp, "wb") as out:
+            while block := response.read(1 << 20):
+                out.write(block)
+        tmp.replace(dest)
+    finally:
+        tmp.unlink(missing_ok=True)
+
+
+def ensure_raw_files(
+    data_dir: Path, files: list[RawFile], dataset: str, download: bool, timeout_s: float = 10.0
+) -> list[Path]:
+    """Locate (and verify) the raw files of ``dataset`` under ``data_dir``.
+
+    Missing files are downloaded from their official URL when ``download`` is true and the network
+    allows; otherwise one :class:`DataError` lists every missing file and where it must go.
+    """
+    paths = [Path(data_dir) / f.relpath for f in files]
+    missing = [(f, p) for f, p in zip(files, paths) if not p.exists()]
+    failures: list[str] = []
+    if missing and download:
+        for f, p in missing:
+            if f.url is None:
+                failures.append(f"{p}: no public URL")
+                continue
+            try:
+                _download(f.url, p, timeout_s)
+            except OSError as exc:
+                failures.append(f"{p}: download from {f.url} failed ({exc})")
+        missing = [(f, p) for f, p in missing if not p.exists()]
+    if missing:
+        lines = "\n".join(f"  - {p}" + (f"  (official URL: {f.url})" if f.url else "") for f, p in missing)
+        why = ("\nDownload failed:\n  " + "\n  ".join(failures)) if failures else ""
+        raise DataError(
+            f"Raw files of {dataset} not found under data root {Path(data_dir).resolve()}:\n{lines}\n"
+            f"Put the official files there, or point paths.data_dir (env GRAPHBENCH_DATA) at a folder "
+            f"that holds them.{why}"
+        )
+    for f, p in zip(files, paths):
+        if f.md5 is not None:
+            verify_md5(p, f.md5)
+    return paths
+
+
+class _NumpyOnlyUnpickler(pickle.Unpickler):
+    """Unpickler that refuses every global except what numpy arrays and plain containers need."""
+
+    _ALLOWED = {
+        ("numpy", "ndarray"),
+        ("numpy", "dtype"),
+        ("numpy.core.multiarray", "_reconstruct"),
+        ("numpy._core.multiarray", "_reconstruct"),
+        ("numpy.core.multiarray", "scalar"),
+        ("numpy._core.multiarray", "scalar"),
+        ("collections", "OrderedDict"),
+    }
+
+    def find_class(self, module: str, name: str) -> Any:
+        if (module, name) in self._ALLOWED:
+            return super().find_class(module, name)
+        raise pickle.UnpicklingError(f"refusing to unpickle {module}.{name}: only numpy arrays are allowed")
+
+
+def load_numpy_pickle(path: Path) -> Any:
+    """Unpickle a file that may only hold numpy arrays in dicts/lists (never a bare pickle.load)."""
+    data = Path(path).read_bytes()
+    try:
+        return _NumpyOnlyUnpickler(io.BytesIO(data)).load()
+    except pickle.UnpicklingError as exc:
+        raise DataError(f"{path}: {exc}") from exc
+
+
+def as_index_array(value: Any, name: str) -> np.ndarray:
+    array = np.asarray(value)
+    if array.ndim != 1 or not np.issubdtype(array.dtype, np.integer):
+        raise DataError(f"split '{name}' must be a 1-D integer array, got shape {array.shape} dtype {array.dtype}")
+    return array.astype(np.int64)

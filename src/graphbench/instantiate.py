@@ -1,0 +1,32 @@
+"""``hydra.utils.instantiate`` with graphbench's error messages and metadata keys."""
+from __future__ import annotations
+
+from typing import Any
+
+from hydra.errors import InstantiationException
+from hydra.utils import instantiate
+from omegaconf import DictConfig, OmegaConf
+
+from graphbench.errors import ConfigError, GraphbenchError
+
+#: keys that describe a config option (for logs, reports and the budget) and are not constructor arguments
+METADATA_KEYS: tuple[str, ...] = ("name", "width_multiple")
+
+
+def build(node: DictConfig, what: str, keep: tuple[str, ...] = (), **kwargs: Any) -> Any:
+    """Instantiate ``node`` without its metadata keys (except those in ``keep``).
+
+    Errors raised while building become one :class:`ConfigError` naming ``what`` failed and why;
+    graphbench's own errors (e.g. missing raw files) pass through unchanged.
+    """
+    if isinstance(node, DictConfig):
+        resolved = OmegaConf.to_container(node, resolve=True)
+        assert isinstance(resolved, dict)
+        node = {k: v for k, v in resolved.items() if k not in METADATA_KEYS or k in keep}
+    try:
+        return instantiate(node, **kwargs)
+    except InstantiationException as exc:
+        cause = exc.__cause__ if exc.__cause__ is not None else exc
+        if isinstance(cause, GraphbenchError):
+            raise cause from None
+        raise ConfigError(f"could not build {what}: {cause}") from None

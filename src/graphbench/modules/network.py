@@ -1,0 +1,98 @@
+"""The GNN: input encoders (+ PE) -> message-passing stack -> pooling -> head."""
+from __future__ import annotations
+
+from typing import Callable
+
+import torch
+from torch import Tensor, nn
+from torch_geometric.data import Batch
+from torch_geometric.nn import global_add_pool, global_max_pool, global_mean_pool
+
+from graphbench.datamodules.info import DatasetInfo, FeatureSpec
+from graphbench.modules.activations import make_activation
+from graphbench.modules.encoders import make_feature_encoder
+
+POOLINGS: dict[str, Callable[..., Tensor]] = {"mean": global_mean_pool, "add": global_add_pool, "max": global_max_pool}
+
+LayerFactory = Callable[..., nn.Module]
+
+
+class GraphNetwork(nn.Module):
+    r"""A stack of ``num_layers`` message-passing blocks of constant width ``hidden_dim``.
+
+    Each block computes :math:`h^{(l+1)} = h^{(l)} + \mathrm{Dropout}(\sigma(\mathrm{Norm}(\mathrm{Layer}(h^{(l)}))))`
+    (the residual term only when ``residual``), the block structure of Benchmarking GNNs and GraphGPS;
+    layers that update edge features get the same treatment for edges with their own norms.
+    Node embeddings start as the encoded input features plus the encoded positional encoding.
+    Graph-level tasks pool the node embeddings (``pooling``); node-level tasks do not. The ``head``
+    maps the result to ``info.num_outputs``.
+    """
+
+    def __init__(
+        self,
+        *,
+        info: DatasetInfo,
+        layer: LayerFactory,
+        head: Callable[..., nn.Module],
+        norm: Callable[[int], nn.Module],
+        hidden_dim: int,
+        num_layers: int,
+        dropout: float = 0.0,
+        activation: str = "relu",
+        residual: bool = True,
+        pooling: str = "mean",
+        pe_encoder: Callable[..., nn.Module] | None = None,
+    ) -> None:
+        super().__init__()
+        if pooling not in POOLINGS:
+            raise ValueError(f"unknown pooling {pooling!r}; valid: {sorted(POOLINGS)}")
+        if num_layers < 0:
+            raise ValueError(f"model.num_layers must be >= 0, got {num_layers}")
+        self.level = info.level
+        self.residual = residual
+        self.pool = POOLINGS[pooling]
+        self.node_encoder = make_feature_encoder(info.node_features, hidden_dim)
+        self.edge_encoder = make_feature_encoder(info.edge_features or FeatureSpec("constant"), hidden_dim)
+        self.pe_encoder = pe_encoder(out_dim=hidden_dim) if pe_encoder is not None else None
+        self.layers = nn.ModuleList(layer(in_dim=hidden_dim, out_dim=hidden_dim, edge_dim=hidden_dim) for _ in range(num_layers))
+        self.node_norms = nn.ModuleList(norm(hidden_dim) for _ in range(num_layers))
+        self.edge_norms = nn.ModuleList(
+            norm(hidden_dim) if getattr(lay, "updates_edges", False) else nn.Identity() for lay in self.layers
+        )
+        self.act = make_activation(activation)
+        self.dropout = nn.Dropout(dropout)
+        self.head = head(in_dim=hidden_dim, out_dim=info.num_outputs)
+
+    def _block(self, h: Tensor, h_new: Tensor, norm: nn.Module, batch: Tensor | None) -> Tensor:
+        h_new = self.dropout(self.act(norm(h_new, batch)))
+        return h + h_new if self.residual else h_new
+
+    def embed(self, data: Batch) -> Tensor:
+        """Node embeddings after the message-passing stack."""
+        batch = getattr(data, "batch", None)
+        h = self.node_encoder(data.x)
+        if self.pe_encoder is not None:
+            h = h + self.pe_encoder(data)
+        edge_attr = data.edge_attr if data.edge_attr is not None else data.edge_index.new_zeros(data.edge_index.size(1), 1)
+        e = self.edge_encoder(edge_attr)
+        edge_batch = batch[data.edge_index[0]] if batch is not None else None
+        for layer, node_norm, edge_norm in zip(self.layers, self.node_norms, self.edge_norms):
+            h_new, e_new = layer(h, data.edge_index, e)
+            h = self._block(h, h_new, node_norm, batch)
+            if getattr(layer, "updates_edges", False):
+                e = self._block(e, e_new, edge_norm, edge_batch)
+        return h
+
+    def forward(self, data: Batch) -> Tensor:
+        h = self.embed(data)
+        if self.level == "graph":
+            batch = getattr(data, "batch", None)
+            if batch is None:
+                batch = torch.zeros(h.size(0), dtype=torch.long, device=h.device)
+            h = self.pool(h, batch)
+        return self.head(h)
+
+
+def count_parameters(module: nn.Module) -> int:
+    """Exact number of trainable parameters."""
+    return sum(p.numel() for p in module.parameters() if p.requires_grad)

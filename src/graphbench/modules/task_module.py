@@ -1,0 +1,132 @@
+"""The LightningModule: loss, metrics and optimisation for a dataset's task."""
+from __future__ import annotations
+
+from typing import Any, Callable, Iterable
+
+import lightning as L
+import torch
+from torch import Tensor, nn
+from torch.optim import Optimizer
+from torch_geometric.data import Batch
+from torchmetrics import MaxMetric, MinMetric
+
+from graphbench.datamodules.info import DatasetInfo
+from graphbench.metrics.factory import make_metric
+from graphbench.modules.schedulers import SchedulerSpec
+
+SPLITS = ("train", "val", "test")
+
+
+def task_loss(task_type: str, logits: Tensor, target: Tensor) -> Tensor:
+    """BCE-with-logits for binary/multilabel (NaN targets masked out), cross-entropy for multiclass,
+    L1 for regression (the loss of ZINC in Benchmarking GNNs and of Peptides-struct in LRGB)."""
+    if task_type in ("binary", "multilabel"):
+        target = target.float().view_as(logits)
+        labelled = ~torch.isnan(target)
+        return nn.functional.binary_cross_entropy_with_logits(logits[labelled], target[labelled])
+    if task_type == "multiclass":
+        return nn.functional.cross_entropy(logits, target.long().view(-1))
+    return nn.functional.l1_loss(logits, target.float().view_as(logits))
+
+
+class GraphTaskModule(L.LightningModule):
+    """Trains ``network`` on a graph- or node-level task described by ``info``.
+
+    Logs ``{split}/loss`` and ``{split}/{metric}`` each epoch and ``val/{metric}_best``. Keeps an
+    epoch-by-epoch ``history`` of the epoch metrics and, after testing, the raw test outputs in
+    ``test_predictions`` (``y_pred``, ``y_true``, ``index``).
+    """
+
+    def __init__(
+        self,
+        network: nn.Module,
+        info: DatasetInfo,
+        optimizer: Callable[[Iterable[nn.Parameter]], Optimizer],
+        scheduler: Callable[..., SchedulerSpec] | None = None,
+    ) -> None:
+        super().__init__()
+        self.network = network
+        self.info = info
+        self.optimizer_factory = optimizer
+        self.scheduler_factory = scheduler
+        # keys carry a suffix: "train" would clash with nn.Module.train
+        self.metrics = nn.ModuleDict({f"{split}_metric": make_metric(info) for split in SPLITS})
+        self.val_best = MaxMetric() if info.higher_is_better else MinMetric()
+        self.history: list[dict[str, float]] = []
+        self.stop_below_lr: float | None = None
+        self.test_predictions: dict[str, Tensor] = {}
+        self._test_outputs: list[tuple[Tensor, Tensor, Tensor]] = []
+
+    def forward(self, batch: Batch) -> Tensor:
+        return self.network(batch)
+
+    def _select(self, batch: Batch, split: str, logits: Tensor) -> tuple[Tensor, Tensor, Tensor]:
+        """Outputs, targets and dataset indices of the examples of ``split`` in this batch."""
+        if self.info.level == "node":
+            mask = batch[f"{split}_mask"]
+            index = mask.nonzero().view(-1)
+            return logits[mask], batch.y[mask], getattr(batch, "n_id", torch.arange(mask.numel(), device=mask.device))[index]
+        index = batch.idx if "idx" in batch else torch.arange(logits.size(0), device=logits.device)
+        return logits, batch.y, index
+
+    def _step(self, batch: Batch, split: str) -> Tensor:
+        logits, target, index = self._select(batch, split, self(batch))
+        if self.info.task_type == "multiclass":
+            target = target.view(-1)
+        else:
+            target = target.view(logits.shape)
+        loss = task_loss(self.info.task_type, logits, target)
+        self.metrics[f"{split}_metric"].update(logits.detach(), target)
+        self.log(f"{split}/loss", loss, on_step=False, on_epoch=True, batch_size=logits.size(0))
+        if split == "test":
+            self._test_outputs.append((logits.detach().cpu(), target.detach().cpu(), index.detach().cpu()))
+        return loss
+
+    def training_step(self, batch: Batch, batch_idx: int) -> Tensor:
+        return self._step(batch, "train")
+
+    def validation_step(self, batch: Batch, batch_idx: int) -> None:
+        self._step(batch, "val")
+
+    def test_step(self, batch: Batch, batch_idx: int) -> None:
+        self._step(batch, "test")
+
+    def _log_epoch_metric(self, split: str) -> float:
+        value = self.metrics[f"{split}_metric"].compute()
+        self.metrics[f"{split}_metric"].reset()
+        self.log(f"{split}/{self.info.metric}", value)
+        return float(value)
+
+    def on_validation_epoch_end(self) -> None:
+        value = self._log_epoch_metric("val")
+        if self.trainer.sanity_checking:
+            return
+        self.val_best.update(torch.tensor(value))
+        self.log(f"val/{self.info.metric}_best", self.val_best.compute())
+
+    def on_train_epoch_end(self) -> None:
+        self._log_epoch_metric("train")
+        record = {"epoch": self.current_epoch, "lr": self.optimizers().param_groups[0]["lr"]}
+        record.update({k: float(v) for k, v in self.trainer.callback_metrics.items() if k.split("/")[0] in ("train", "val")})
+        self.history.append(record)
+        if self.stop_below_lr is not None and record["lr"] < self.stop_below_lr:
+            self.trainer.should_stop = True
+
+    def on_test_epoch_start(self) -> None:
+        self._test_outputs = []
+
+    def on_test_epoch_end(self) -> None:
+        self._log_epoch_metric("test")
+        y_pred, y_true, index = (torch.cat(parts) for parts in zip(*self._test_outputs))
+        order = torch.argsort(index)
+        self.test_predictions = {"y_pred": y_pred[order], "y_true": y_true[order], "index": index[order]}
+
+    def configure_optimizers(self) -> Any:
+        optimizer = self.optimizer_factory(self.parameters())
+        if self.scheduler_factory is None:
+            return optimizer
+        spec = self.scheduler_factory(
+            optimizer, monitor=self.info.monitor, mode="max" if self.info.higher_is_better else "min"
+        )
+        self.stop_below_lr = spec.stop_below_lr
+        return {"optimizer": optimizer, "lr_scheduler": spec.lightning_config}

@@ -1,0 +1,20 @@
+"""Aggregate training runs into fair comparison tables: ``python -m graphbench.report <dir>``.
+
+:mod:`~graphbench.report.collect` loads and groups ``results.json`` files,
+:mod:`~graphbench.report.stats` computes mean ± sample std, Welch's t-test vs the best
+group and IGB rank stability, :mod:`~graphbench.report.table` renders markdown or CSV.
+"""
+
+from graphbench.report.collect import Collection, ReportInputError, collect
+from graphbench.report.stats import BlockSummary, summarize_block
+from graphbench.report.table import format_csv, format_markdown
+
+__all__ = [
+    "BlockSummary",
+    "Collection",
+    "ReportInputError",
+    "collect",
+    "format_csv",
+    "format_markdown",
+    "summarize_block",
+]

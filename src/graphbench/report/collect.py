@@ -1,0 +1,312 @@
+r"""Load ``results.json`` files from Hydra run directories and group them into configurations.
+
+Every training run writes ``results.json`` into its Hydra run directory; a multirun
+directory holds numbered job subdirectories (``0/``, ``1/``, ...). :func:`collect` finds
+every ``results.json`` below the given directories (recursively), and
+
+1. separates *usable* runs (``status == "completed"``, a config, a metric name,
+   ``higher_is_better`` and a finite ``test/<metric>``) from the rest, which are kept
+   as :class:`FailedRun` entries with a reason — no run is ever dropped silently;
+2. partitions usable runs into :class:`Block`\ s by ``(dataset.name, metric,
+   higher_is_better)``: statistics and rankings only compare runs on the same task;
+3. groups the runs of a block by their resolved config with the replicate axis and
+   run-specific values removed (see :func:`grouping_items` for the exact rule), so one
+   :class:`Group` is one configuration evaluated over several seeds;
+4. labels each group by the config values that differ between groups of its block
+   (see :func:`make_labels`), e.g. ``model=gcn head=mlp2``.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import re
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+RESULTS_FILENAME: str = "results.json"
+
+#: Top-level config keys that never distinguish configurations: ``seed`` is the
+#: replicate axis, ``paths`` and ``logger`` are where/how a run records itself,
+#: ``hydra`` is launcher state.
+IGNORED_TOP_LEVEL_KEYS: frozenset[str] = frozenset({"seed", "paths", "logger", "hydra"})
+#: Top-level keys starting with these prefixes are also ignored (``hydra*``, ``_*``).
+IGNORED_TOP_LEVEL_PREFIXES: tuple[str, ...] = ("hydra", "_")
+#: Keys ignored at any depth: nested seeds (``seed: ${seed}``) and per-run output
+#: locations (e.g. ``callbacks.model_checkpoint.dirpath``, ``trainer.default_root_dir``).
+IGNORED_KEY_NAMES: frozenset[str] = frozenset(
+    {"seed", "output_dir", "log_dir", "save_dir", "dirpath", "default_root_dir", "run_dir", "work_dir"}
+)
+#: Shown instead of a value when a key is missing from a group's config.
+ABSENT: str = "<absent>"
+
+
+class ReportInputError(Exception):
+    """A report input (directory) does not exist or holds no ``results.json``."""
+
+
+@dataclass(frozen=True)
+class Run:
+    """One training run: its directory, its status and its parsed ``results.json``."""
+
+    path: Path
+    status: str
+    config: dict[str, Any] | None
+    record: dict[str, Any]
+
+    @property
+    def seed(self) -> int | None:
+        """The top-level ``seed`` of the config, or ``None`` when absent."""
+        seed = (self.config or {}).get("seed")
+        return seed if isinstance(seed, int) and not isinstance(seed, bool) else None
+
+    @property
+    def metric(self) -> str | None:
+        """The task metric name (``"ap"``), from ``metric`` or else from ``monitor``."""
+        metric = self.record.get("metric")
+        if isinstance(metric, str) and metric:
+            return metric
+        monitor = self.record.get("monitor")
+        if isinstance(monitor, str) and "/" in monitor:
+            return monitor.split("/", 1)[1]
+        return None
+
+    @property
+    def dataset(self) -> str:
+        """``config.dataset.name``, or ``"unknown"``."""
+        dataset = (self.config or {}).get("dataset")
+        name = dataset.get("name") if isinstance(dataset, dict) else None
+        return str(name) if name is not None else "unknown"
+
+    def value(self, key: str) -> float:
+        """A top-level number (``"num_params"``) or a ``metrics`` entry (``"test/ap"``); NaN if absent."""
+        source = self.record.get("metrics", {}) if "/" in key else self.record
+        raw = source.get(key) if isinstance(source, dict) else None
+        if isinstance(raw, (int, float)) and not isinstance(raw, bool):
+            return float(raw)
+        return math.nan
+
+
+@dataclass(frozen=True)
+class FailedRun:
+    """A run excluded from the statistics, with why, and its group's label when known."""
+
+    path: Path
+    status: str
+    label: str | None = None
+
+
+@dataclass
+class Group:
+    """Runs sharing one configuration (config minus ignored keys); one row of the table."""
+
+    key: str
+    items: dict[str, str]
+    runs: list[Run] = field(default_factory=list)
+    label: str = ""
+
+
+@dataclass
+class Block:
+    """Groups on one task, i.e. one ``(dataset, metric, higher_is_better)``; one table."""
+
+    dataset: str
+    metric: str
+    higher_is_better: bool
+    groups: list[Group]
+    fixed: str = ""
+
+
+@dataclass
+class Collection:
+    """Everything :func:`collect` found."""
+
+    blocks: list[Block]
+    failed: list[FailedRun]
+
+
+def _natural_key(path: Path) -> list[tuple[int, int | str]]:
+    """Sort key that orders ``2/`` before ``10/``."""
+    return [(0, int(p)) if p.isdigit() else (1, p) for p in re.split(r"(\d+)", path.as_posix()) if p]
+
+
+def find_result_files(dirs: Sequence[Path]) -> list[Path]:
+    """All ``results.json`` below ``dirs`` (recursive, de-duplicated, natural order).
+
+    Raises :class:`ReportInputError` naming the path when a directory does not exist,
+    is not a directory, or holds no ``results.json``.
+    """
+    found: dict[Path, Path] = {}
+    for directory in dirs:
+        if not directory.exists():
+            raise ReportInputError(f"{directory}: no such directory")
+        if not directory.is_dir():
+            raise ReportInputError(f"{directory}: not a directory (pass a Hydra run or multirun directory)")
+        files = sorted(directory.rglob(RESULTS_FILENAME), key=_natural_key)
+        if not files:
+            raise ReportInputError(
+                f"{directory}: no {RESULTS_FILENAME} found below it "
+                f"(expected e.g. {directory / '0' / RESULTS_FILENAME}; did the runs start?)"
+            )
+        for file in files:
+            found.setdefault(file.resolve(), file)
+    return list(found.values())
+
+
+def load_run(results_file: Path) -> Run:
+    """Parse one ``results.json``; an unreadable file becomes a failed :class:`Run`."""
+    try:
+        record = json.loads(results_file.read_text())
+    except (OSError, ValueError) as err:
+        status = f"failed: unreadable {RESULTS_FILENAME} ({type(err).__name__}: {err})"
+        return Run(results_file.parent, status, None, {})
+    if not isinstance(record, dict):
+        return Run(results_file.parent, f"failed: {RESULTS_FILENAME} is not a JSON object", None, {})
+    config = record.get("config")
+    status = record.get("status")
+    return Run(
+        path=results_file.parent,
+        status=str(status) if status is not None else "failed: results.json has no 'status'",
+        config=config if isinstance(config, dict) else None,
+        record=record,
+    )
+
+
+def unusable_reason(run: Run) -> str | None:
+    """``None`` if the run enters the statistics, else the status shown in the failed list."""
+    if run.status != "completed":
+        return run.status
+    if run.config is None:
+        return "completed, but results.json has no 'config' (cannot group it)"
+    if run.metric is None:
+        return "completed, but results.json has neither 'metric' nor 'monitor'"
+    if not isinstance(run.record.get("higher_is_better"), bool):
+        return "completed, but results.json has no boolean 'higher_is_better'"
+    if not math.isfinite(run.value(f"test/{run.metric}")):
+        return f"completed, but 'test/{run.metric}' is missing or not a finite number"
+    return None
+
+
+def _flatten(value: Any, prefix: str, out: dict[str, str], output_dir: str) -> None:
+    """Dotted leaves of ``value`` as canonical JSON, minus ignored names and run-specific paths."""
+    if isinstance(value, dict):
+        for key, sub in value.items():
+            if str(key) not in IGNORED_KEY_NAMES:
+                _flatten(sub, f"{prefix}.{key}" if prefix else str(key), out, output_dir)
+        return
+    if output_dir and isinstance(value, str) and output_dir in value:
+        return  # interpolated from ${paths.output_dir}: differs per run by construction
+    out[prefix] = json.dumps(value, sort_keys=True, separators=(",", ":"), default=str)
+
+
+def grouping_items(config: dict[str, Any]) -> dict[str, str]:
+    """The config as ``{dotted.key: canonical JSON value}``, minus what never defines a group.
+
+    Ignored: top-level keys in :data:`IGNORED_TOP_LEVEL_KEYS` (``seed``, ``paths``,
+    ``logger``, ``hydra``) or starting with :data:`IGNORED_TOP_LEVEL_PREFIXES`; keys named
+    in :data:`IGNORED_KEY_NAMES` at any depth; and any string value containing the run's
+    own ``paths.output_dir``. Lists are compared whole, as JSON.
+    """
+    paths = config.get("paths")
+    output_dir = str(paths.get("output_dir") or "") if isinstance(paths, dict) else ""
+    kept = {
+        key: value
+        for key, value in config.items()
+        if key not in IGNORED_TOP_LEVEL_KEYS and not str(key).startswith(IGNORED_TOP_LEVEL_PREFIXES)
+    }
+    out: dict[str, str] = {}
+    _flatten(kept, "", out, output_dir)
+    return out
+
+
+def _show(key: str, raw: str, name_keys: Sequence[str]) -> str:
+    """``key=value`` in Hydra override style (``model=gcn`` for a ``model.name`` key)."""
+    shown_key = key[: -len(".name")] if key in name_keys else key
+    if raw == ABSENT:
+        return f"{shown_key}={ABSENT}"
+    value = json.loads(raw)
+    return f"{shown_key}={value if isinstance(value, str) else raw}"
+
+
+def make_labels(items: Sequence[dict[str, str]]) -> tuple[list[str], str]:
+    """Labels for groups from the config values that differ between them, plus the fixed part.
+
+    Let ``D`` be the dotted keys whose value is not the same in every group (a missing
+    key counts as the value ``<absent>``) and ``N`` the keys of ``D`` of the form
+    ``<section>.name``. A label shows every key of ``N`` as ``<section>=<name>`` and every
+    other key of ``D`` that is *not* a function of the ``N`` values (e.g. ``optimizer.lr``
+    swept within one model), in config order. Keys fixed by the names (a model's own
+    defaults) are omitted. The labels are unique because groups with equal ``N`` values and
+    equal shown keys have equal configs. The fixed part lists ``<section>=<name>`` for the
+    sections whose name is the same in every group.
+    """
+    order: list[str] = []
+    for group_items in items:
+        order.extend(key for key in group_items if key not in order)
+    values = [[group_items.get(key, ABSENT) for group_items in items] for key in order]
+    differing = [key for key, vals in zip(order, values) if len(set(vals)) > 1]
+    name_keys = [key for key in differing if key.count(".") == 1 and key.endswith(".name")]
+
+    def explained_by_names(key: str) -> bool:
+        seen: dict[tuple[str, ...], str] = {}
+        for group_items in items:
+            names = tuple(group_items.get(name, ABSENT) for name in name_keys)
+            if seen.setdefault(names, group_items.get(key, ABSENT)) != group_items.get(key, ABSENT):
+                return False
+        return bool(name_keys)
+
+    shown = [key for key in differing if key in name_keys or not explained_by_names(key)]
+    labels = [
+        " ".join(_show(key, group_items.get(key, ABSENT), name_keys) for key in shown) or "(all runs)"
+        for group_items in items
+    ]
+    fixed_names = [
+        key for key in order if key.count(".") == 1 and key.endswith(".name") and key not in differing
+    ]
+    fixed = " ".join(_show(key, items[0][key], fixed_names) for key in fixed_names)
+    return labels, fixed
+
+
+def collect(dirs: Sequence[Path]) -> Collection:
+    """Load, validate, partition and group every run below ``dirs`` (see module docstring)."""
+    runs = [load_run(file) for file in find_result_files(dirs)]
+    failed_runs: list[tuple[Run, str]] = []
+    blocks: dict[tuple[str, str, bool], dict[str, Group]] = {}
+    for run in runs:
+        reason = unusable_reason(run)
+        if reason is not None:
+            failed_runs.append((run, reason))
+            continue
+        assert run.config is not None and run.metric is not None
+        block_key = (run.dataset, run.metric, bool(run.record["higher_is_better"]))
+        items = grouping_items(run.config)
+        group_key = json.dumps(items, sort_keys=True)
+        groups = blocks.setdefault(block_key, {})
+        groups.setdefault(group_key, Group(key=group_key, items=items)).runs.append(run)
+
+    result: list[Block] = []
+    label_of: dict[str, str] = {}
+    for (dataset, metric, higher), groups in blocks.items():
+        group_list = list(groups.values())
+        labels, fixed = make_labels([group.items for group in group_list])
+        for group, label in zip(group_list, labels):
+            group.label = label
+            label_of[group.key] = label if len(blocks) == 1 else f"{label} [dataset={dataset}]"
+        result.append(Block(dataset, metric, higher, group_list, fixed))
+
+    failed = [FailedRun(run.path, reason, _failed_label(run, label_of)) for run, reason in failed_runs]
+    return Collection(blocks=result, failed=failed)
+
+
+def _failed_label(run: Run, label_of: dict[str, str]) -> str | None:
+    """The label of the failed run's group; else its ``<section>=<name>`` pairs; else ``None``."""
+    if run.config is None:
+        return None
+    items = grouping_items(run.config)
+    known = label_of.get(json.dumps(items, sort_keys=True))
+    if known is not None:
+        return known
+    names = [key for key in items if key.count(".") == 1 and key.endswith(".name")]
+    return " ".join(_show(key, items[key], names) for key in names) or None

@@ -1,0 +1,52 @@
+"""Shared fixtures: composed configs, the real data root, offline W&B."""
+from __future__ import annotations
+
+import os
+from pathlib import Path
+from typing import Callable
+
+import pytest
+from hydra import compose, initialize_config_dir
+from hydra.core.global_hydra import GlobalHydra
+from omegaconf import DictConfig, open_dict
+
+from tests.paths import CONF, SHARED_DATA
+
+os.environ.setdefault("WANDB_MODE", "offline")
+os.environ.setdefault("WANDB_SILENT", "true")
+
+#: overrides that make a cycles run take seconds
+FAST_CYCLES = [
+    "dataset.num_train=96",
+    "dataset.num_val=32",
+    "dataset.num_test=32",
+    "dataset.batch_size=32",
+    "trainer.max_epochs=2",
+    "trainer.enable_progress_bar=false",
+    "model.hidden_dim=16",
+    "model.num_layers=2",
+]
+
+
+def real_data_root() -> Path:
+    """``../shared/data`` beside the checkout (or GRAPHBENCH_SHARED_DATA); tests skip without it."""
+    if not (SHARED_DATA / "peptides-functional").is_dir():
+        pytest.skip(f"real data root not found at {SHARED_DATA} (set GRAPHBENCH_SHARED_DATA)")
+    return SHARED_DATA
+
+
+@pytest.fixture
+def compose_cfg(tmp_path: Path) -> Callable[..., DictConfig]:
+    """Compose conf/config.yaml with overrides, as run.py would, with run dir and cache in tmp_path."""
+
+    def _compose(overrides: list[str] = (), run_dir: Path | None = None) -> DictConfig:
+        GlobalHydra.instance().clear()
+        with initialize_config_dir(config_dir=str(CONF), version_base="1.3"):
+            cfg = compose("config", overrides=[f"paths.cache_dir={tmp_path / 'cache'}", *overrides], return_hydra_config=True)
+        with open_dict(cfg):
+            cfg.paths.output_dir = str(run_dir or tmp_path / "run")
+            del cfg["hydra"]
+        return cfg
+
+    yield _compose
+    GlobalHydra.instance().clear()

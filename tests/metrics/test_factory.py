@@ -1,0 +1,29 @@
+from __future__ import annotations
+
+import pytest
+import torch
+
+from graphbench.datamodules.info import DatasetInfo, FeatureSpec
+from graphbench.metrics.factory import make_metric
+
+
+def info(task_type: str, metric: str, num_outputs: int = 1) -> DatasetInfo:
+    return DatasetInfo("toy", "graph", task_type, num_outputs, metric, True, FeatureSpec("constant"), None)  # type: ignore[arg-type]
+
+
+def test_binary_accuracy_thresholds_logits_at_zero() -> None:
+    metric = make_metric(info("binary", "accuracy"))
+    # logits inside [0, 1] must not be mistaken for probabilities: 0.3 > 0 is a positive prediction
+    metric.update(torch.tensor([[0.3], [-0.2], [0.9], [-4.0]]), torch.tensor([[1.0], [0.0], [0.0], [0.0]]))
+    assert metric.compute().item() == pytest.approx(0.75)
+
+
+def test_multiclass_accuracy() -> None:
+    metric = make_metric(info("multiclass", "accuracy", 3))
+    metric.update(torch.tensor([[2.0, 0.0, 0.0], [0.0, 0.0, 1.0]]), torch.tensor([0, 1]))
+    assert metric.compute().item() == pytest.approx(0.5)
+
+
+def test_unknown_metric_lists_valid_ones() -> None:
+    with pytest.raises(ValueError, match="valid metrics"):
+        make_metric(info("regression", "ap-at-5"))

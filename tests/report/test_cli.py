@@ -1,0 +1,137 @@
+"""End-to-end tests of ``python -m graphbench.report`` on a hand-made fake multirun directory.
+
+Fake sweep: model=gcn,gine x seed=0,1,2 (jobs 0-5) plus two failed jobs (6, 7).
+
+- gcn:  test/ap 0.60, 0.62, 0.64; val/ap 0.65, 0.66, 0.67; num_params 100000 (all equal)
+- gine: test/ap 0.61, 0.59, 0.57; val/ap 0.63, 0.64, 0.65; num_params 99000, 99500, 99000
+- both: time_per_epoch_s 3.0, 3.2, 3.4; best_epoch 10, 11, 15 (seeds 0, 1, 2)
+
+Hand results: gcn test 0.62 ± 0.02 (ddof=1), val 0.66 ± 0.01; gine test 0.59 ± 0.02, val
+0.64 ± 0.01; params mean 99166.7; time 3.20; best epoch 12.0. Welch: equal variances and
+n=3 give nu = 4 and t = 0.03 / sqrt(2 * 0.0004 / 3). Rankings: seed 0 gine > gcn, seeds 1
+and 2 gcn > gine, so the inversion numbers are I(0,1) = 1, I(0,2) = 1, I(1,2) = 0: mean
+2/3, max 1.
+"""
+
+from __future__ import annotations
+
+import csv
+import io
+import json
+import math
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from graphbench.report.__main__ import main
+
+TEST_AP = {"gcn": [0.60, 0.62, 0.64], "gine": [0.61, 0.59, 0.57]}
+VAL_AP = {"gcn": [0.65, 0.66, 0.67], "gine": [0.63, 0.64, 0.65]}
+PARAMS = {"gcn": [100000, 100000, 100000], "gine": [99000, 99500, 99000]}
+
+
+def p_value_hand() -> float:
+    """Two-sided p of Welch's t-test gcn vs gine, via the closed-form t CDF with 4 df."""
+    t = 0.03 / math.sqrt(2 * 0.0004 / 3)
+    cdf = 0.5 + (3.0 / 8.0) * (t / math.sqrt(1 + t * t / 4)) * (1 - (t * t / (1 + t * t / 4)) / 12.0)
+    return 2 * (1 - cdf)
+
+
+def config(out: Path, model: str, seed: int) -> dict[str, Any]:
+    return {
+        "seed": seed,
+        "dataset": {"name": "peptides-func"},
+        "model": {"name": model, "num_layers": 5 if model == "gcn" else 8},
+        "head": {"name": "mlp2"},
+        "budget": {"name": "500k", "max_params": 500000},
+        "trainer": {"max_epochs": 40, "default_root_dir": str(out)},
+        "logger": {"wandb": {"name": f"{model}-{seed}"}},
+        "paths": {"output_dir": str(out), "data_dir": "data"},
+    }
+
+
+def make_multirun(root: Path) -> Path:
+    job = 0
+    for model in ("gcn", "gine"):
+        for seed in range(3):
+            out = root / str(job)
+            out.mkdir(parents=True)
+            record = {
+                "status": "completed", "config": config(out, model, seed), "num_params": PARAMS[model][seed],
+                "hidden_dim": 128, "best_epoch": [10, 11, 15][seed], "epochs_trained": 40, "monitor": "val/ap",
+                "higher_is_better": True, "metric": "ap",
+                "metrics": {"test/ap": TEST_AP[model][seed], "val/ap": VAL_AP[model][seed], "test/loss": 0.3},
+                "time_per_epoch_s": [3.0, 3.2, 3.4][seed], "peak_memory_mb": 812.5,
+            }
+            (out / "results.json").write_text(json.dumps(record))
+            job += 1
+    (root / "6").mkdir()
+    oom = {"status": "failed: RuntimeError: CUDA out of memory", "config": config(root / "6", "gcn", 3)}
+    (root / "6" / "results.json").write_text(json.dumps(oom))
+    (root / "7").mkdir()
+    (root / "7" / "results.json").write_text(json.dumps({"status": "failed: ValueError: bad data root"}))
+    return root
+
+
+def test_cli_subprocess_prints_hand_computed_table(tmp_path: Path) -> None:
+    make_multirun(tmp_path / "multirun")
+    proc = subprocess.run(
+        [sys.executable, "-m", "graphbench.report", "multirun"],
+        cwd=tmp_path, capture_output=True, text=True, timeout=120, check=False,
+    )
+    assert proc.returncode == 0, proc.stderr
+    out = proc.stdout
+    gcn_row = "| model=gcn | 0.6200 ± 0.0200 | 0.6600 ± 0.0100 | 3 | 100000 | 3.20 | 12.0 | — | best |"
+    gine_row = f"| model=gine | 0.5900 ± 0.0200 | 0.6400 ± 0.0100 | 3 | 99166.7 (mean) | 3.20 | 12.0 | {p_value_hand():.4f} | ns |"
+    assert f"{p_value_hand():.4f}" == "0.1401"
+    lines = out.splitlines()
+    assert "## dataset=peptides-func, test/ap (higher is better)" in lines
+    assert "Fixed: dataset=peptides-func head=mlp2 budget=500k" in lines
+    assert "mean ± sample std (ddof=1)" in out and "Welch's t-test" in out
+    assert lines.index(gcn_row) + 1 == lines.index(gine_row)
+    failed = ["Failed runs (2):", "- multirun/6: failed: RuntimeError: CUDA out of memory [model=gcn]",
+              "- multirun/7: failed: ValueError: bad data root"]
+    assert lines[lines.index(failed[0]): lines.index(failed[0]) + 3] == failed
+    rank = ("mean 0.67, max 1 discordant group pairs over 3 seed pairs "
+            "(seeds 0, 1, 2; 2 groups; at most 1 per seed pair).")
+    assert lines[-1].startswith("Rank stability (IGB inversion number;") and lines[-1].endswith(rank)
+    assert lines.index(gine_row) < lines.index(failed[0]) < len(lines) - 1
+
+
+def test_cli_csv_has_full_precision_rows_and_failed_rows(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    root = make_multirun(tmp_path / "multirun")
+    assert main([str(root), "--csv"]) == 0
+    rows = list(csv.DictReader(io.StringIO(capsys.readouterr().out)))
+    assert [(r["kind"], r["config"]) for r in rows] == [
+        ("group", "model=gcn"), ("group", "model=gine"), ("failed", "model=gcn"), ("failed", "")]
+    gcn, gine = rows[0], rows[1]
+    assert float(gcn["test_mean"]) == pytest.approx(0.62) and float(gcn["test_std_ddof1"]) == pytest.approx(0.02)
+    assert float(gine["val_mean"]) == pytest.approx(0.64) and float(gine["val_std_ddof1"]) == pytest.approx(0.01)
+    assert float(gine["num_params"]) == pytest.approx(297500 / 3)
+    assert float(gine["p_value_vs_best"]) == pytest.approx(p_value_hand(), rel=1e-9)
+    assert (gcn["is_best"], gine["significant"], gcn["p_value_vs_best"]) == ("True", "False", "")
+    assert float(gcn["rank_inversions_mean"]) == pytest.approx(2 / 3) and gcn["rank_inversions_max"] == "1"
+    assert rows[2]["path"] == str(root / "6") and rows[3]["status"] == "failed: ValueError: bad data root"
+
+
+def test_cli_names_missing_or_empty_directory(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    missing = tmp_path / "does-not-exist"
+    with pytest.raises(SystemExit) as exit_info:
+        main([str(missing)])
+    assert exit_info.value.code == 2
+    assert f"{missing}: no such directory" in capsys.readouterr().err
+    (tmp_path / "empty").mkdir()
+    with pytest.raises(SystemExit):
+        main([str(tmp_path / "empty")])
+    assert f"{tmp_path / 'empty'}: no results.json found" in capsys.readouterr().err
+
+
+def test_cli_all_failed_lists_them_and_exits_1(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    (tmp_path / "0").mkdir()
+    (tmp_path / "0" / "results.json").write_text(json.dumps({"status": "failed: OSError: disk full"}))
+    assert main([str(tmp_path)]) == 1
+    out = capsys.readouterr().out
+    assert "No completed runs." in out and f"- {tmp_path / '0'}: failed: OSError: disk full" in out

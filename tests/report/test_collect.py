@@ -1,0 +1,147 @@
+"""Tests for graphbench.report.collect: finding, validating, grouping and labelling runs."""
+
+from __future__ import annotations
+
+import json
+import math
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from graphbench.report.collect import (
+    ReportInputError,
+    collect,
+    find_result_files,
+    grouping_items,
+    make_labels,
+)
+
+
+def config(out: Path, seed: int = 0, model: str = "gcn", head: str = "mlp2", dataset: str = "zinc") -> dict[str, Any]:
+    """A resolved config whose run-specific values all differ per run."""
+    return {
+        "seed": seed,
+        "dataset": {"name": dataset, "split_seed": 7, "seed": seed},
+        "model": {"name": model, "num_layers": 4 if model == "gcn" else 6},
+        "head": {"name": head},
+        "trainer": {"max_epochs": 10, "default_root_dir": str(out)},
+        "callbacks": {"ckpt": {"dirpath": f"{out}/checkpoints", "monitor": "val/mae"}, "plot": {"file": f"{out}/a.png"}},
+        "logger": {"wandb": {"name": f"run-{seed}"}},
+        "paths": {"output_dir": str(out), "data_dir": "/data"},
+        "hydra": {"job": {"num": seed}},
+        "_internal": 1,
+    }
+
+
+def write(path: Path, record: dict[str, Any] | str) -> None:
+    path.mkdir(parents=True, exist_ok=True)
+    text = record if isinstance(record, str) else json.dumps(record)
+    (path / "results.json").write_text(text)
+
+
+def completed(out: Path, seed: int, test: float, **kwargs: Any) -> dict[str, Any]:
+    return {
+        "status": "completed", "config": config(out, seed, **kwargs), "metric": "mae", "higher_is_better": False,
+        "metrics": {"test/mae": test, "val/mae": test},
+    }
+
+
+def test_grouping_items_drops_replicate_and_run_specific_keys(tmp_path: Path) -> None:
+    items = grouping_items(config(tmp_path / "run3", seed=3))
+    assert items == {
+        "dataset.name": '"zinc"',
+        "dataset.split_seed": "7",
+        "model.name": '"gcn"',
+        "model.num_layers": "4",
+        "head.name": '"mlp2"',
+        "trainer.max_epochs": "10",
+        "callbacks.ckpt.monitor": '"val/mae"',
+    }
+    assert grouping_items(config(tmp_path / "run9", seed=9)) == items
+
+
+def test_labels_show_names_and_unexplained_keys_only() -> None:
+    def items(model: str, head: str, lr: float) -> dict[str, str]:
+        layers = "4" if model == "gcn" else "6"  # a function of the model name: hidden
+        return {"dataset.name": '"zinc"', "model.name": json.dumps(model), "model.num_layers": layers,
+                "head.name": json.dumps(head), "optimizer.lr": json.dumps(lr)}
+
+    grid = [items("gcn", "linear", 0.001), items("gcn", "mlp2", 0.001), items("gine", "linear", 0.001),
+            items("gine", "mlp2", 0.001)]
+    labels, fixed = make_labels(grid)
+    assert labels == ["model=gcn head=linear", "model=gcn head=mlp2", "model=gine head=linear", "model=gine head=mlp2"]
+    assert fixed == "dataset=zinc"
+
+    sweep = [items("gcn", "mlp2", 0.001), items("gcn", "mlp2", 0.01), items("gine", "mlp2", 0.001)]
+    labels, fixed = make_labels(sweep)
+    assert labels == ["model=gcn optimizer.lr=0.001", "model=gcn optimizer.lr=0.01", "model=gine optimizer.lr=0.001"]
+    assert fixed == "dataset=zinc head=mlp2"
+
+    extra = [{"model.name": '"gcn"'}, {"model.name": '"gcn"', "model.residual": "true"}]
+    assert make_labels(extra)[0] == ["model.residual=<absent>", "model.residual=true"]
+    assert make_labels([{"model.name": '"gcn"'}])[0] == ["(all runs)"]
+
+
+def test_find_result_files_names_the_bad_path(tmp_path: Path) -> None:
+    with pytest.raises(ReportInputError, match=f"{tmp_path / 'missing'}: no such directory"):
+        find_result_files([tmp_path / "missing"])
+    (tmp_path / "empty" / "0").mkdir(parents=True)
+    with pytest.raises(ReportInputError, match=f"{tmp_path / 'empty'}: no results.json"):
+        find_result_files([tmp_path / "empty"])
+    (tmp_path / "file.txt").write_text("x")
+    with pytest.raises(ReportInputError, match="not a directory"):
+        find_result_files([tmp_path / "file.txt"])
+
+
+def test_find_result_files_is_recursive_natural_and_deduplicated(tmp_path: Path) -> None:
+    for job in ["10", "2", "0"]:
+        write(tmp_path / "sweep" / job, {"status": "completed"})
+    write(tmp_path / "sweep" / "nested" / "1", {"status": "completed"})
+    files = find_result_files([tmp_path / "sweep", tmp_path / "sweep" / "2"])
+    assert [f.parent.relative_to(tmp_path / "sweep").as_posix() for f in files] == ["0", "2", "10", "nested/1"]
+
+
+def test_collect_groups_over_seeds_and_keeps_every_failed_run(tmp_path: Path) -> None:
+    root = tmp_path / "multirun"
+    for job, (model, seed, test) in enumerate([("gcn", 0, 0.30), ("gcn", 1, 0.32), ("gine", 0, 0.25), ("gine", 1, 0.27)]):
+        write(root / str(job), completed(root / str(job), seed, test, model=model))
+    write(root / "4", {"status": "failed: RuntimeError: CUDA out of memory", "config": config(root / "4", 2)})
+    write(root / "5", {"status": "failed: KeyError: 'x'"})  # failed before the config was saved
+    no_test = completed(root / "6", 3, 0.5)
+    del no_test["metrics"]["test/mae"]
+    write(root / "6", no_test)
+    write(root / "8", "{not json")
+    write(root / "9", {"status": "failed: ValueError: boom", "config": config(root / "9", 0, model="gat")})
+
+    collection = collect([root])
+    (block,) = collection.blocks
+    assert (block.dataset, block.metric, block.higher_is_better) == ("zinc", "mae", False)
+    assert block.fixed == "dataset=zinc head=mlp2"
+    assert [g.label for g in block.groups] == ["model=gcn", "model=gine"]
+    assert [[r.seed for r in g.runs] for g in block.groups] == [[0, 1], [0, 1]]
+    assert [r.value("test/mae") for r in block.groups[0].runs] == [0.30, 0.32]
+
+    failed = {f.path.name: (f.status, f.label) for f in collection.failed}
+    assert failed["4"] == ("failed: RuntimeError: CUDA out of memory", "model=gcn")
+    assert failed["5"] == ("failed: KeyError: 'x'", None)
+    assert failed["6"] == ("completed, but 'test/mae' is missing or not a finite number", "model=gcn")
+    assert failed["8"][0].startswith("failed: unreadable results.json (JSONDecodeError")
+    assert failed["9"] == ("failed: ValueError: boom", "dataset=zinc model=gat head=mlp2")
+    assert sorted(failed) == ["4", "5", "6", "8", "9"]
+
+
+def test_collect_flags_non_finite_metric(tmp_path: Path) -> None:
+    record = completed(tmp_path / "0", 0, 0.5)
+    record["metrics"]["test/mae"] = math.nan  # json writes NaN, which Python reads back
+    write(tmp_path / "0", record)
+    collection = collect([tmp_path])
+    assert collection.blocks == []
+    assert collection.failed[0].status == "completed, but 'test/mae' is missing or not a finite number"
+
+
+def test_collect_separates_datasets_into_blocks(tmp_path: Path) -> None:
+    write(tmp_path / "0", completed(tmp_path / "0", 0, 0.3, dataset="zinc"))
+    write(tmp_path / "1", completed(tmp_path / "1", 0, 0.4, dataset="aqsol"))
+    blocks = collect([tmp_path]).blocks
+    assert [(b.dataset, [g.label for g in b.groups]) for b in blocks] == [("zinc", ["(all runs)"]), ("aqsol", ["(all runs)"])]
