@@ -35,6 +35,12 @@ def real_data_root() -> Path:
     return SHARED_DATA
 
 
+@pytest.fixture(scope="session")
+def shared_cache_dir(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """One processed-data cache for the whole session, so the real datasets are processed once."""
+    return tmp_path_factory.mktemp("shared-cache")
+
+
 @pytest.fixture
 def compose_cfg(tmp_path: Path) -> Callable[..., DictConfig]:
     """Compose conf/config.yaml with overrides, as run.py would, with run dir and cache in tmp_path."""

@@ -5,7 +5,7 @@ from typing import Any
 
 from omegaconf import DictConfig
 
-from graphbench.instantiate import build
+from graphbench.instantiate import METADATA_KEYS, build
 
 
 def format_summary(results: dict[str, Any]) -> str:
@@ -25,7 +25,7 @@ def format_summary(results: dict[str, Any]) -> str:
 
 
 def run_task(cfg: DictConfig) -> dict[str, Any]:
-    task = build(cfg.task, "task")
+    task = build(cfg.task, "task", METADATA_KEYS)
     results = task(cfg)
     print(format_summary(results), flush=True)
     return results

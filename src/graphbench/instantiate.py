@@ -9,12 +9,12 @@ from omegaconf import DictConfig, OmegaConf
 
 from graphbench.errors import ConfigError, GraphbenchError
 
-#: keys that describe a config option (for logs, reports and the budget) and are not constructor arguments
+#: keys that describe a group option (for logs, reports and the budget), not constructor arguments
 METADATA_KEYS: tuple[str, ...] = ("name", "width_multiple")
 
 
-def build(node: DictConfig, what: str, keep: tuple[str, ...] = (), **kwargs: Any) -> Any:
-    """Instantiate ``node`` without its metadata keys (except those in ``keep``).
+def build(node: DictConfig, what: str, drop: tuple[str, ...] = (), **kwargs: Any) -> Any:
+    """Instantiate ``node`` without the keys in ``drop`` (e.g. :data:`METADATA_KEYS`).
 
     Errors raised while building become one :class:`ConfigError` naming ``what`` failed and why;
     graphbench's own errors (e.g. missing raw files) pass through unchanged.
@@ -22,7 +22,7 @@ def build(node: DictConfig, what: str, keep: tuple[str, ...] = (), **kwargs: Any
     if isinstance(node, DictConfig):
         resolved = OmegaConf.to_container(node, resolve=True)
         assert isinstance(resolved, dict)
-        node = {k: v for k, v in resolved.items() if k not in METADATA_KEYS or k in keep}
+        node = {k: v for k, v in resolved.items() if k not in drop}
     try:
         return instantiate(node, **kwargs)
     except InstantiationException as exc:

@@ -22,7 +22,7 @@ from graphbench.config_checks import check_config
 from graphbench.datamodules.base import GraphDataModule
 from graphbench.datamodules.info import DatasetInfo
 from graphbench.errors import GraphbenchError
-from graphbench.instantiate import build
+from graphbench.instantiate import METADATA_KEYS, build
 from graphbench.loggers import SafeWandbLogger
 from graphbench.modules.network import count_parameters
 from graphbench.modules.task_module import GraphTaskModule
@@ -35,8 +35,8 @@ class TrainingFailed(GraphbenchError):
 
 
 def build_datamodule(cfg: DictConfig) -> GraphDataModule:
-    pe_transform = build(cfg.pe.transform, "pe.transform") if cfg.pe.get("transform") else None
-    return build(cfg.dataset, f"dataset '{cfg.dataset.name}'", keep=("name",), pe_transform=pe_transform)
+    pe_transform = build(cfg.pe.transform, "pe.transform", METADATA_KEYS) if cfg.pe.get("transform") else None
+    return build(cfg.dataset, f"dataset '{cfg.dataset.name}'", pe_transform=pe_transform)
 
 
 def network_builder(cfg: DictConfig, info: DatasetInfo) -> Callable[[int], nn.Module]:
@@ -44,13 +44,23 @@ def network_builder(cfg: DictConfig, info: DatasetInfo) -> Callable[[int], nn.Mo
     partial = build(
         cfg.model,
         f"model '{cfg.model.name}'",
+        METADATA_KEYS,
         _partial_=True,
         info=info,
-        head=build(cfg.head, "head"),
-        norm=build(cfg.normalization, "normalization"),
-        pe_encoder=build(cfg.pe.encoder, "pe.encoder") if cfg.pe.get("encoder") else None,
+        head=build(cfg.head, "head", METADATA_KEYS),
+        norm=build(cfg.normalization, "normalization", METADATA_KEYS),
+        pe_encoder=build(cfg.pe.encoder, "pe.encoder", METADATA_KEYS) if cfg.pe.get("encoder") else None,
     )
     return lambda hidden_dim: partial(hidden_dim=hidden_dim)
+
+
+def task_module_class(info: DatasetInfo) -> type[GraphTaskModule]:
+    """Graph- and node-level tasks share :class:`GraphTaskModule`; link prediction has its own."""
+    if info.level == "link":
+        from graphbench.modules.link_task_module import LinkTaskModule
+
+        return LinkTaskModule
+    return GraphTaskModule
 
 
 def _best_epoch(history: list[dict[str, float]], monitor: str, higher_is_better: bool) -> dict[str, float] | None:
@@ -89,11 +99,11 @@ def train(cfg: DictConfig) -> dict[str, Any]:
     network = make_network(hidden_dim)
     num_params = count_parameters(network)
     log.info("model %s: hidden_dim=%d, %d parameters", cfg.model.name, hidden_dim, num_params)
-    module = GraphTaskModule(
+    module = task_module_class(info)(
         network,
         info,
-        optimizer=build(cfg.optimizer, "optimizer"),
-        scheduler=build(cfg.scheduler, "scheduler") if cfg.scheduler.get("_target_") else None,
+        optimizer=build(cfg.optimizer, "optimizer", METADATA_KEYS),
+        scheduler=build(cfg.scheduler, "scheduler", METADATA_KEYS) if cfg.scheduler.get("_target_") else None,
     )
     checkpoint = ModelCheckpoint(
         dirpath=output_dir / "checkpoints",

@@ -1,0 +1,43 @@
+"""The issue's Peptides-func multirun on the real files, and AP parity on its predictions."""
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from tests.conftest import real_data_root
+from tests.metrics.test_taskwise import ogb_ap
+from tests.paths import REPO
+
+pytestmark = pytest.mark.real_data
+
+
+def test_multirun_three_models_two_heads(tmp_path: Path, shared_cache_dir: Path) -> None:
+    root = real_data_root()
+    sweep = tmp_path / "sweep"
+    cmd = [
+        sys.executable, "run.py", "-m", "dataset=peptides-func", "model=gcn,gine,gatedgcn", "head=linear,mlp2",
+        f"paths.data_dir={root}", "trainer.max_epochs=1", "++trainer.limit_train_batches=5", "++trainer.limit_val_batches=2",
+        "++trainer.limit_test_batches=2", "trainer.enable_progress_bar=false", f"paths.cache_dir={shared_cache_dir}",
+        f"hydra.sweep.dir={sweep}",
+    ]
+    proc = subprocess.run(cmd, cwd=REPO, capture_output=True, text=True, timeout=900, env={**os.environ, "HYDRA_FULL_ERROR": "0"})
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    seen = set()
+    for job in range(6):
+        results = json.loads((sweep / str(job) / "results.json").read_text())
+        assert results["status"] == "completed"
+        assert {"config", "num_params", "best_epoch", "metrics", "time_per_epoch_s", "peak_memory_mb"} <= set(results)
+        assert {"train/ap", "val/ap", "test/ap", "test/loss"} <= set(results["metrics"])
+        seen.add((results["config"]["model"]["name"], results["config"]["head"]["name"]))
+        predictions = np.load(sweep / str(job) / "predictions.npz")
+        assert predictions["y_pred"].shape == predictions["y_true"].shape == (256, 10)
+        # the official test indices, in order (limit_test_batches=2 -> the first 256 of the split)
+        assert np.all(np.diff(predictions["index"]) > 0)
+        assert ogb_ap(predictions["y_true"], predictions["y_pred"]) == pytest.approx(results["metrics"]["test/ap"], abs=1e-6)
+    assert seen == {(m, h) for m in ("gcn", "gine", "gatedgcn") for h in ("linear", "mlp2")}

@@ -1,0 +1,58 @@
+from __future__ import annotations
+
+from functools import partial
+
+import pytest
+import torch
+from torch_geometric.data import Batch, Data
+
+from graphbench.datamodules.info import DatasetInfo, FeatureSpec
+from graphbench.modules.heads import MLPHead
+from graphbench.modules.layers import GatedGCNLayer, GCNLayer, GINELayer, MLPLayer
+from graphbench.modules.network import GraphNetwork, count_parameters
+from graphbench.modules.norms import NodeNorm
+
+INFO = DatasetInfo("toy", "graph", "multilabel", 3, "ap", True, FeatureSpec("atom"), FeatureSpec("bond"))
+
+
+def tiny_batch() -> Batch:
+    g1 = Data(x=torch.zeros(3, 9, dtype=torch.long), edge_index=torch.tensor([[0, 1, 1, 2], [1, 0, 2, 1]]), edge_attr=torch.zeros(4, 3, dtype=torch.long))
+    g2 = Data(x=torch.ones(2, 9, dtype=torch.long), edge_index=torch.tensor([[0, 1], [1, 0]]), edge_attr=torch.ones(2, 3, dtype=torch.long))
+    return Batch.from_data_list([g1, g2])
+
+
+def network(layer, **kwargs) -> GraphNetwork:
+    defaults = dict(info=INFO, layer=layer, head=partial(MLPHead, num_layers=2), norm=partial(NodeNorm, kind="batchnorm"), hidden_dim=8, num_layers=2)
+    defaults.update(kwargs)
+    return GraphNetwork(**defaults)
+
+
+@pytest.mark.parametrize("layer", [GCNLayer, GINELayer, GatedGCNLayer, MLPLayer])
+def test_forward_backward_shapes(layer) -> None:
+    torch.manual_seed(0)
+    net = network(layer)
+    out = net(tiny_batch())
+    assert out.shape == (2, 3)
+    out.sum().backward()
+    assert all(p.grad is not None for p in net.layers.parameters())
+
+
+def test_mlp_baseline_ignores_edges() -> None:
+    torch.manual_seed(0)
+    net = network(MLPLayer).eval()
+    batch = tiny_batch()
+    rewired = batch.clone()
+    rewired.edge_index = rewired.edge_index.flip(0)[:, :0]
+    assert torch.equal(net(batch), net(rewired))
+
+
+def test_head_depth_and_exact_parameter_count() -> None:
+    linear = MLPHead(8, 3, num_layers=1)
+    mlp3 = MLPHead(8, 3, num_layers=3)
+    assert count_parameters(linear) == 8 * 3 + 3
+    assert count_parameters(mlp3) == 2 * (8 * 8 + 8) + 8 * 3 + 3
+
+
+def test_unknown_pooling_lists_valid_ones() -> None:
+    with pytest.raises(ValueError, match="valid"):
+        network(GCNLayer, pooling="median")
