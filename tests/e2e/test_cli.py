@@ -53,7 +53,7 @@ def test_multirun_writes_one_results_json_per_job(tmp_path: Path) -> None:
 def test_help_lists_groups_and_options(tmp_path: Path) -> None:
     proc = run_cli(["--help"], tmp_path)
     assert proc.returncode == 0
-    for expected in ("dataset: cycles, peptides-func", "model:", "gatedgcn", "head: linear, mlp2, mlp3", "budget:"):
+    for expected in ("dataset:", "cycles", "peptides-func", "model:", "gatedgcn", "head: linear, mlp2, mlp3", "budget: 100k, 500k, none"):
         assert expected in proc.stdout
 
 

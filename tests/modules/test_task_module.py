@@ -18,7 +18,9 @@ def test_bce_ignores_unlabelled_targets() -> None:
 def test_multiclass_and_regression_losses() -> None:
     logits = torch.tensor([[0.0, 0.0]])
     assert task_loss("multiclass", logits, torch.tensor([1])).item() == pytest.approx(math.log(2.0))
-    assert task_loss("regression", torch.tensor([[1.0], [3.0]]), torch.tensor([[2.0], [2.0]])).item() == pytest.approx(1.0)
+    prediction, target = torch.tensor([[1.0], [4.0]]), torch.tensor([[2.0], [2.0]])
+    assert task_loss("regression", prediction, target, "mae").item() == pytest.approx(1.5)
+    assert task_loss("regression", prediction, target, "log_mse").item() == pytest.approx(2.5)
 
 
 def test_cosine_with_warmup_values() -> None:

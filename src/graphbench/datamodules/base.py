@@ -16,8 +16,12 @@ from graphbench.datamodules.cache import cache_key, load_or_build
 from graphbench.datamodules.graph_store import GraphStore
 from graphbench.datamodules.info import DatasetInfo, FeatureSpec
 from graphbench.errors import ConfigError, DataError
+from graphbench.transforms.channelwise import ChannelwiseNorm
 
 SPLITS: tuple[str, ...] = ("train", "val", "test")
+#: input-feature normalizations: ``channelwise`` standardizes every dense node/edge feature channel
+#: with training-split mean and std (the LRGB reassessment, Tönshoff et al. 2023, on superpixels)
+FEATURE_NORMS: tuple[str, ...] = ("none", "channelwise")
 
 
 class GraphDataModule(L.LightningDataModule, ABC):
@@ -47,6 +51,7 @@ class GraphDataModule(L.LightningDataModule, ABC):
         pe_transform: BaseTransform | None = None,
         split: str = "official",
         source: str = "",
+        feature_norm: str = "none",
     ) -> None:
         super().__init__()
         if not isinstance(batch_size, int) or batch_size < 1:
@@ -64,6 +69,9 @@ class GraphDataModule(L.LightningDataModule, ABC):
         self.higher_is_better = higher_is_better
         self.split = split
         self.source = source
+        if feature_norm not in FEATURE_NORMS:
+            raise ConfigError(f"dataset.feature_norm={feature_norm!r} is not one of {list(FEATURE_NORMS)}")
+        self.feature_norm = feature_norm
         self.dataset: GraphStore | None = None
         self.splits: dict[str, Tensor] = {}
 
@@ -131,6 +139,10 @@ class GraphDataModule(L.LightningDataModule, ABC):
         for split in SPLITS:
             if split not in self.splits:
                 raise DataError(f"{self.name}: split '{split}' missing; found {sorted(self.splits)}")
+        if self.feature_norm == "channelwise":
+            # statistics of the training split only, applied to every split (a per-row map)
+            norm = ChannelwiseNorm.fit_collated(self.dataset._data, self.dataset.slices, self.splits["train"])
+            self.dataset = GraphStore(norm(self.dataset._data), self.dataset.slices)
 
     def split_dataset(self, split: str) -> GraphStore:
         if self.dataset is None:

@@ -46,17 +46,32 @@ def collate_arrays(
     """Collate per-graph numpy arrays into one ``(data, slices)`` pair in bulk, without building one
     ``Data`` object per graph. ``edge_index`` arrays are [2, E_i] with graph-local node ids (PyG's
     in-memory convention: ids are offset only when a mini-batch is formed)."""
-    num_nodes = torch.tensor([len(a) for a in node_feat], dtype=torch.long)
-    num_edges = torch.tensor([a.shape[1] for a in edge_index], dtype=torch.long)
-    node_ptr = torch.cat([torch.zeros(1, dtype=torch.long), num_nodes.cumsum(0)])
-    edge_ptr = torch.cat([torch.zeros(1, dtype=torch.long), num_edges.cumsum(0)])
-    data = Data(
-        x=torch.from_numpy(np.concatenate(node_feat)).long(),
-        edge_index=torch.from_numpy(np.concatenate(edge_index, axis=1)).long(),
+    return collate_flat(
+        x=torch.from_numpy(np.concatenate(node_feat)),
+        edge_index=torch.from_numpy(np.concatenate(edge_index, axis=1)),
+        edge_attr=torch.from_numpy(np.concatenate(edge_feat)) if edge_feat is not None else None,
+        num_nodes=torch.tensor([len(a) for a in node_feat], dtype=torch.long),
+        num_edges=torch.tensor([a.shape[1] for a in edge_index], dtype=torch.long),
         y=y,
     )
-    slices = {"x": node_ptr, "edge_index": edge_ptr, "y": torch.arange(len(node_feat) + 1)}
-    if edge_feat is not None:
-        data.edge_attr = torch.from_numpy(np.concatenate(edge_feat)).long()
+
+
+def collate_flat(
+    *,
+    x: Tensor,
+    edge_index: Tensor,
+    edge_attr: Tensor | None,
+    num_nodes: Tensor,
+    num_edges: Tensor,
+    y: Tensor,
+) -> tuple[Data, dict[str, Tensor]]:
+    """``(data, slices)`` from the concatenated arrays of all graphs and each graph's node and edge
+    counts; ``x``, ``edge_index`` and ``edge_attr`` are stored as int64, node ids graph-local."""
+    node_ptr = torch.cat([torch.zeros(1, dtype=torch.long), num_nodes.long().cumsum(0)])
+    edge_ptr = torch.cat([torch.zeros(1, dtype=torch.long), num_edges.long().cumsum(0)])
+    data = Data(x=x.long(), edge_index=edge_index.long(), y=y)
+    slices = {"x": node_ptr, "edge_index": edge_ptr, "y": torch.arange(len(num_nodes) + 1)}
+    if edge_attr is not None:
+        data.edge_attr = edge_attr.long()
         slices["edge_attr"] = edge_ptr
     return data, slices

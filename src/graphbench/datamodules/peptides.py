@@ -1,4 +1,8 @@
-"""LRGB Peptides-func (Dwivedi et al., 2022, "Long Range Graph Benchmark")."""
+"""LRGB Peptides-func and Peptides-struct (Dwivedi et al., 2022, "Long Range Graph Benchmark").
+
+Both are the same 15,535 peptides (SMILES featurized with OGB's ``smiles2graph``) with the same
+official stratified split; they differ in the csv.gz's label columns and in the task.
+"""
 from __future__ import annotations
 
 import ast
@@ -7,6 +11,7 @@ import gzip
 from pathlib import Path
 from typing import Any
 
+import numpy as np
 import torch
 from torch import Tensor
 
@@ -30,6 +35,27 @@ PEPTIDES_FUNC_FILES = [
     ),
 ]
 
+#: the LRGB loader's raw (unnormalized) targets file and split, with the MD5s that loader checks
+PEPTIDES_STRUCT_FILES = [
+    RawFile(
+        "peptides-structural/raw/peptide_structure_dataset.csv.gz",
+        md5="9786061a34298a0684150f2e4ff13f47",
+        url="https://www.dropbox.com/s/464u3303eu2u4zp/peptide_structure_dataset.csv.gz?dl=1",
+    ),
+    RawFile(
+        "peptides-structural/splits_random_stratified_peptide_structure.pickle",
+        md5="5a0114bdadc80b94fc7ae974f13ef061",
+        url="https://www.dropbox.com/s/9dfifzft1hqgow6/splits_random_stratified_peptide_structure.pickle?dl=1",
+    ),
+]
+
+PEPTIDES_STRUCT_TARGETS = (
+    "Inertia_mass_a", "Inertia_mass_b", "Inertia_mass_c",
+    "Inertia_valence_a", "Inertia_valence_b", "Inertia_valence_c",
+    "length_a", "length_b", "length_c",
+    "Spherocity", "Plane_best_fit",
+)
+
 
 def read_peptides_csv(path: Path, label_column: str) -> tuple[list[str], list[list[float]]]:
     """Read ``smiles`` and a list-valued label column from the official LRGB csv.gz."""
@@ -44,6 +70,37 @@ def read_peptides_csv(path: Path, label_column: str) -> tuple[list[str], list[li
     return smiles, labels
 
 
+def read_peptides_columns(path: Path, columns: tuple[str, ...]) -> tuple[list[str], np.ndarray]:
+    """Read ``smiles`` and the float-valued ``columns`` (one target per column) from an LRGB csv.gz.
+
+    Other columns may be very long (the structure file carries per-peptide distance matrices), so the
+    csv module's field size limit is lifted while reading."""
+    smiles, rows = [], []
+    limit = csv.field_size_limit()
+    csv.field_size_limit(2**31 - 1)
+    try:
+        with gzip.open(path, "rt", newline="") as handle:
+            reader = csv.DictReader(handle)
+            absent = [c for c in ("smiles", *columns) if c not in (reader.fieldnames or [])]
+            if absent:
+                raise DataError(f"{path}: columns {absent} missing; found {reader.fieldnames}")
+            for row in reader:
+                smiles.append(row["smiles"])
+                rows.append([float(row[c]) for c in columns])
+    finally:
+        csv.field_size_limit(limit)
+    return smiles, np.asarray(rows, dtype=np.float64).reshape(len(smiles), len(columns))
+
+
+def standardize_columns(values: np.ndarray) -> np.ndarray:
+    r"""Zero mean, unit (sample, ``ddof=1``) standard deviation per column over the whole dataset:
+    :math:`(y - \bar y) / s`, the normalization of LRGB's released Peptides-struct targets."""
+    std = values.std(axis=0, ddof=1)
+    if np.any(std == 0):
+        raise DataError("a Peptides-struct target is constant over the dataset; cannot standardize it")
+    return (values - values.mean(axis=0)) / std
+
+
 def read_split(path: Path, num_graphs: int) -> dict[str, Tensor]:
     """The official split pickle: a dict of int64 arrays ``train``/``val``/``test``."""
     raw = load_numpy_pickle(path)
@@ -56,12 +113,11 @@ def read_split(path: Path, num_graphs: int) -> dict[str, Tensor]:
     return splits
 
 
-class PeptidesFuncDataModule(GraphDataModule):
-    r"""Peptides-func: 15,535 peptides, 10-way multilabel binary classification of function,
-    scored by average precision averaged over the labels (the LRGB protocol), with the official
-    stratified split (10,873 / 2,331 / 2,331)."""
+class _PeptidesDataModule(GraphDataModule):
+    """What Peptides-func and -struct share: MD5-checked raw files, SMILES featurization, the split."""
 
-    version = "1"
+    title: str = ""
+    num_outputs: int = 0
 
     def __init__(self, *, download: bool = True, featurize_workers: int | None = None, **kwargs: Any) -> None:
         super().__init__(**kwargs)
@@ -70,17 +126,70 @@ class PeptidesFuncDataModule(GraphDataModule):
 
     @property
     def info(self) -> DatasetInfo:
-        return self.make_info(num_outputs=10, node_features=FeatureSpec("atom"), edge_features=FeatureSpec("bond"))
+        return self.make_info(num_outputs=self.num_outputs, node_features=FeatureSpec("atom"), edge_features=FeatureSpec("bond"))
+
+    def raw_files(self) -> list[RawFile]:
+        raise NotImplementedError
 
     def raw_paths(self) -> list[Path]:
-        return ensure_raw_files(self.data_dir, PEPTIDES_FUNC_FILES, "Peptides-func", self.download)
+        return ensure_raw_files(self.data_dir, self.raw_files(), self.title, self.download)
 
     def _processed(self) -> dict[str, Any]:
         self.raw_paths()  # verify the raw files even when a cache exists: a corrupted root must not pass
         return super()._processed()
 
+    def read_labels(self, csv_path: Path) -> tuple[list[str], Tensor]:
+        raise NotImplementedError
+
     def build(self) -> tuple[GraphStore, dict[str, Tensor]]:
         csv_path, split_path = self.raw_paths()
-        smiles, labels = read_peptides_csv(csv_path, "labels")
-        data, slices = featurize_smiles(smiles, as_float_labels(labels), self.featurize_workers)
+        smiles, y = self.read_labels(csv_path)
+        data, slices = featurize_smiles(smiles, y, self.featurize_workers)
         return GraphStore(data, slices), read_split(split_path, len(smiles))
+
+
+class PeptidesFuncDataModule(_PeptidesDataModule):
+    r"""Peptides-func: 15,535 peptides, 10-way multilabel binary classification of function,
+    scored by average precision averaged over the labels (the LRGB protocol), with the official
+    stratified split (10,873 / 2,331 / 2,331)."""
+
+    version = "1"
+    title = "Peptides-func"
+    num_outputs = 10
+
+    def raw_files(self) -> list[RawFile]:
+        return PEPTIDES_FUNC_FILES
+
+    def read_labels(self, csv_path: Path) -> tuple[list[str], Tensor]:
+        smiles, labels = read_peptides_csv(csv_path, "labels")
+        return smiles, as_float_labels(labels)
+
+
+class PeptidesStructDataModule(_PeptidesDataModule):
+    r"""Peptides-struct: the same peptides and split, 11 regression targets of 3D structure
+    (inertia of mass and valence, lengths along the principal axes, sphericity, plane of best fit),
+    scored by MAE averaged over targets (LRGB).
+
+    The targets are standardized per column over the whole dataset (mean 0, sample std 1), which is
+    what LRGB's released ``peptide_structure_normalized_dataset.csv.gz`` holds and what published
+    Peptides-struct MAEs refer to; ``standardize_targets: false`` keeps the raw values."""
+
+    version = "1"
+    title = "Peptides-struct"
+    num_outputs = len(PEPTIDES_STRUCT_TARGETS)
+
+    def __init__(self, *, standardize_targets: bool = True, **kwargs: Any) -> None:
+        super().__init__(**kwargs)
+        self.standardize_targets = standardize_targets
+
+    def cache_params(self) -> tuple[Any, ...]:
+        return (self.name, self.standardize_targets)
+
+    def raw_files(self) -> list[RawFile]:
+        return PEPTIDES_STRUCT_FILES
+
+    def read_labels(self, csv_path: Path) -> tuple[list[str], Tensor]:
+        smiles, values = read_peptides_columns(csv_path, PEPTIDES_STRUCT_TARGETS)
+        if self.standardize_targets:
+            values = standardize_columns(values)
+        return smiles, torch.from_numpy(values.astype(np.float32))

@@ -98,6 +98,8 @@ class _NumpyOnlyUnpickler(pickle.Unpickler):
         ("numpy._core.multiarray", "_reconstruct"),
         ("numpy.core.multiarray", "scalar"),
         ("numpy._core.multiarray", "scalar"),
+        ("numpy.core.numeric", "_frombuffer"),  # arrays pickled with protocol 5
+        ("numpy._core.numeric", "_frombuffer"),
         ("collections", "OrderedDict"),
     }
 

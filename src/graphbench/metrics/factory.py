@@ -6,15 +6,16 @@ from torchmetrics.classification import MulticlassAccuracy, MulticlassF1Score
 
 from graphbench.datamodules.info import DatasetInfo
 from graphbench.metrics.accuracy import LogitBinaryAccuracy
+from graphbench.metrics.log_mse import LogMSE
 from graphbench.metrics.taskwise import OGBROCAUC, OGBAveragePrecision
 
-METRICS: tuple[str, ...] = ("ap", "rocauc", "accuracy", "mae", "mse", "f1_macro")
+METRICS: tuple[str, ...] = ("ap", "rocauc", "accuracy", "mae", "mse", "log_mse", "f1_macro")
 
 
 def make_metric(info: DatasetInfo) -> Metric:
     """``ap``/``rocauc``: OGB-style mean over binary tasks (inputs are logits; both metrics are
     rank-based and computed exactly on the raw logits). ``accuracy``: argmax for multiclass, logit > 0 for binary.
-    ``mae``/``mse``: regression. ``f1_macro``: macro F1 over classes."""
+    ``mae``/``mse``: regression; ``log_mse``: mean over tasks of log10 MSE (PNA's GraphTheoryProp). ``f1_macro``: macro F1 over classes."""
     name, task = info.metric, info.task_type
     if name == "ap":
         return OGBAveragePrecision()
@@ -30,4 +31,6 @@ def make_metric(info: DatasetInfo) -> Metric:
         return MeanAbsoluteError()
     if name == "mse":
         return MeanSquaredError()
+    if name == "log_mse":
+        return LogMSE(num_tasks=info.num_outputs)
     raise ValueError(f"metric {name!r} is not defined for task type {task!r}; valid metrics: {list(METRICS)}")

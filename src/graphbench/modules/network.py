@@ -23,6 +23,9 @@ class GraphNetwork(nn.Module):
     Each block computes :math:`h^{(l+1)} = h^{(l)} + \mathrm{Dropout}(\sigma(\mathrm{Norm}(\mathrm{Layer}(h^{(l)}))))`
     (the residual term only when ``residual``), the block structure of Benchmarking GNNs and GraphGPS;
     layers that update edge features get the same treatment for edges with their own norms.
+    Layers that declare ``uses_edge_attr = False`` receive ``edge_attr=None``.
+    Layers that declare ``self_contained = True`` (GPS) apply their own norms, residuals and dropout
+    and are used as is; layers that declare ``needs_batch = True`` also get ``batch=`` (graph index).
     Node embeddings start as the encoded input features plus the encoded positional encoding.
     Graph-level tasks pool the node embeddings (``pooling``); node-level tasks do not. The ``head``
     maps the result to ``info.num_outputs``.
@@ -52,12 +55,21 @@ class GraphNetwork(nn.Module):
         self.residual = residual
         self.pool = POOLINGS[pooling]
         self.node_encoder = make_feature_encoder(info.node_features, hidden_dim)
-        self.edge_encoder = make_feature_encoder(info.edge_features or FeatureSpec("constant"), hidden_dim)
         self.pe_encoder = pe_encoder(out_dim=hidden_dim) if pe_encoder is not None else None
         self.layers = nn.ModuleList(layer(in_dim=hidden_dim, out_dim=hidden_dim, edge_dim=hidden_dim) for _ in range(num_layers))
-        self.node_norms = nn.ModuleList(norm(hidden_dim) for _ in range(num_layers))
+        # layers that ignore edge features (uses_edge_attr = False) get no edge encoder: unused
+        # parameters would count against the budget and stall DDP's gradient reduction
+        self.edge_encoder = (
+            make_feature_encoder(info.edge_features or FeatureSpec("constant"), hidden_dim)
+            if any(getattr(lay, "uses_edge_attr", True) for lay in self.layers)
+            else None
+        )
+        self.node_norms = nn.ModuleList(
+            nn.Identity() if _self_contained(lay) else norm(hidden_dim) for lay in self.layers
+        )
         self.edge_norms = nn.ModuleList(
-            norm(hidden_dim) if getattr(lay, "updates_edges", False) else nn.Identity() for lay in self.layers
+            norm(hidden_dim) if getattr(lay, "updates_edges", False) and not _self_contained(lay) else nn.Identity()
+            for lay in self.layers
         )
         self.act = make_activation(activation)
         self.dropout = nn.Dropout(dropout)
@@ -73,24 +85,38 @@ class GraphNetwork(nn.Module):
         h = self.node_encoder(data.x)
         if self.pe_encoder is not None:
             h = h + self.pe_encoder(data)
-        edge_attr = data.edge_attr if data.edge_attr is not None else data.edge_index.new_zeros(data.edge_index.size(1), 1)
-        e = self.edge_encoder(edge_attr)
+        e = None
+        if self.edge_encoder is not None:
+            edge_attr = data.edge_attr if data.edge_attr is not None else data.edge_index.new_zeros(data.edge_index.size(1), 1)
+            e = self.edge_encoder(edge_attr)
         edge_batch = batch[data.edge_index[0]] if batch is not None else None
         for layer, node_norm, edge_norm in zip(self.layers, self.node_norms, self.edge_norms):
-            h_new, e_new = layer(h, data.edge_index, e)
+            extra = {"batch": batch} if getattr(layer, "needs_batch", False) else {}
+            h_new, e_new = layer(h, data.edge_index, e, **extra)
+            if _self_contained(layer):  # it applied its own norms, residuals and dropout
+                h, e = h_new, e_new
+                continue
             h = self._block(h, h_new, node_norm, batch)
             if getattr(layer, "updates_edges", False):
                 e = self._block(e, e_new, edge_norm, edge_batch)
         return h
 
     def forward(self, data: Batch) -> Tensor:
+        """Graph level: head(pool(h)) per graph. Node level: head(h) per node. Link level: the node
+        embeddings ``h`` themselves; the link task scores node pairs with ``self.head``."""
         h = self.embed(data)
+        if self.level == "link":
+            return h
         if self.level == "graph":
             batch = getattr(data, "batch", None)
             if batch is None:
                 batch = torch.zeros(h.size(0), dtype=torch.long, device=h.device)
             h = self.pool(h, batch)
         return self.head(h)
+
+
+def _self_contained(layer: nn.Module) -> bool:
+    return bool(getattr(layer, "self_contained", False))
 
 
 def count_parameters(module: nn.Module) -> int:

@@ -17,15 +17,18 @@ from graphbench.modules.schedulers import SchedulerSpec
 SPLITS = ("train", "val", "test")
 
 
-def task_loss(task_type: str, logits: Tensor, target: Tensor) -> Tensor:
-    """BCE-with-logits for binary/multilabel (NaN targets masked out), cross-entropy for multiclass,
-    L1 for regression (the loss of ZINC in Benchmarking GNNs and of Peptides-struct in LRGB)."""
+def task_loss(task_type: str, logits: Tensor, target: Tensor, metric: str = "mae") -> Tensor:
+    """BCE-with-logits for binary/multilabel (NaN targets masked out), cross-entropy for multiclass;
+    for regression the loss the metric scores: MSE for ``mse``/``log_mse`` (PNA's GraphTheoryProp),
+    else L1 (ZINC in Benchmarking GNNs, Peptides-struct in LRGB)."""
     if task_type in ("binary", "multilabel"):
         target = target.float().view_as(logits)
         labelled = ~torch.isnan(target)
         return nn.functional.binary_cross_entropy_with_logits(logits[labelled], target[labelled])
     if task_type == "multiclass":
         return nn.functional.cross_entropy(logits, target.long().view(-1))
+    if metric in ("mse", "log_mse"):
+        return nn.functional.mse_loss(logits, target.float().view_as(logits))
     return nn.functional.l1_loss(logits, target.float().view_as(logits))
 
 
@@ -75,7 +78,7 @@ class GraphTaskModule(L.LightningModule):
             target = target.view(-1)
         else:
             target = target.view(logits.shape)
-        loss = task_loss(self.info.task_type, logits, target)
+        loss = task_loss(self.info.task_type, logits, target, self.info.metric)
         self.metrics[f"{split}_metric"].update(logits.detach(), target)
         self.log(f"{split}/loss", loss, on_step=False, on_epoch=True, batch_size=logits.size(0))
         if split == "test":

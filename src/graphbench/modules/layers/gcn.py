@@ -10,6 +10,7 @@ class GCNLayer(nn.Module):
     GCN has no use for edge features: ``edge_attr`` passes through unchanged."""
 
     updates_edges = False
+    uses_edge_attr = False
 
     def __init__(self, in_dim: int, out_dim: int, edge_dim: int) -> None:
         super().__init__()

@@ -9,6 +9,7 @@ class MLPLayer(nn.Module):
     that any model using the edges must beat."""
 
     updates_edges = False
+    uses_edge_attr = False
 
     def __init__(self, in_dim: int, out_dim: int, edge_dim: int) -> None:
         super().__init__()

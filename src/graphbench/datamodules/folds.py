@@ -1,0 +1,82 @@
+"""Cross-validation folds: the fixed Benchmarking-GNNs index files, or a seeded stratified k-fold."""
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Mapping
+
+import numpy as np
+import torch
+from torch import Tensor
+
+from graphbench.errors import ConfigError, DataError
+
+SPLITS = ("train", "val", "test")
+
+
+def check_split_index(split_index: object, num_folds: int, dataset: str) -> int:
+    """``dataset.split_index`` must name one of the ``num_folds`` folds."""
+    if isinstance(split_index, bool) or not isinstance(split_index, int) or not 0 <= split_index < num_folds:
+        raise ConfigError(
+            f"dataset.split_index={split_index!r} is not a fold of {dataset}: "
+            f"valid values are 0..{num_folds - 1} ({num_folds}-fold cross-validation)"
+        )
+    return split_index
+
+
+def read_index_folds(path: Path) -> list[np.ndarray]:
+    """A Benchmarking-GNNs ``.index`` file: one fold per line, comma-separated graph indices."""
+    folds = []
+    for number, line in enumerate(Path(path).read_text().splitlines(), start=1):
+        if not line.strip():
+            continue
+        try:
+            folds.append(np.array([int(v) for v in line.split(",") if v.strip()], dtype=np.int64))
+        except ValueError as exc:
+            raise DataError(f"{path}, line {number}: not a comma-separated list of integers ({exc})") from None
+    return folds
+
+
+def fold_from_index_files(paths: Mapping[str, Path], split_index: int, num_folds: int, num_graphs: int) -> dict[str, Tensor]:
+    """The train/val/test indices of fold ``split_index`` from ``{split: path}`` index files,
+    checked: ``num_folds`` lines per file, indices in range, the three splits disjoint."""
+    fold: dict[str, Tensor] = {}
+    for split in SPLITS:
+        folds = read_index_folds(paths[split])
+        if len(folds) != num_folds:
+            raise DataError(f"{paths[split]}: expected {num_folds} folds (lines), found {len(folds)}")
+        idx = folds[split_index]
+        if idx.size and (idx.min() < 0 or idx.max() >= num_graphs):
+            raise DataError(f"{paths[split]}: fold {split_index} indexes outside the {num_graphs} graphs")
+        fold[split] = torch.from_numpy(idx)
+    for a, b in (("train", "val"), ("train", "test"), ("val", "test")):
+        common = np.intersect1d(fold[a].numpy(), fold[b].numpy())
+        if common.size:
+            raise DataError(f"fold {split_index}: splits '{a}' and '{b}' share {common.size} graphs (e.g. {common[:5].tolist()})")
+    return fold
+
+
+def stratified_fold_ids(labels: np.ndarray, num_folds: int, seed: int) -> np.ndarray:
+    """Assign every graph to one of ``num_folds`` folds so that each fold holds (within one graph)
+    the same share of every class. Deterministic given ``seed``: each class's graphs are permuted
+    with ``numpy.random.default_rng(seed)`` and dealt out round-robin, continuing where the previous
+    class stopped, so fold sizes differ by at most one."""
+    labels = np.asarray(labels)
+    rng = np.random.default_rng(seed)
+    fold_of = np.empty(len(labels), dtype=np.int64)
+    offset = 0
+    for cls in np.unique(labels):
+        members = rng.permutation(np.flatnonzero(labels == cls))
+        fold_of[members] = (offset + np.arange(len(members))) % num_folds
+        offset += len(members)
+    return fold_of
+
+
+def stratified_cv_fold(labels: np.ndarray, split_index: int, num_folds: int, seed: int) -> dict[str, Tensor]:
+    """Fold ``split_index`` of a stratified k-fold: test = that fold, val = the next fold, train = the
+    rest (80/10/10 for 10 folds, the proportions of the Benchmarking-GNNs TU splits)."""
+    fold_of = stratified_fold_ids(labels, num_folds, seed)
+    val_fold = (split_index + 1) % num_folds
+    test = np.flatnonzero(fold_of == split_index)
+    val = np.flatnonzero(fold_of == val_fold)
+    train = np.flatnonzero((fold_of != split_index) & (fold_of != val_fold))
+    return {"train": torch.from_numpy(train), "val": torch.from_numpy(val), "test": torch.from_numpy(test)}

@@ -1,0 +1,113 @@
+"""LRGB PascalVOC-SP and COCO-SP (Dwivedi et al., 2022): node classification of image superpixels.
+
+Raw layout (that of ``torch_geometric.datasets.LRGBDataset(root=<data_dir>, name)``; SLIC compactness
+30, region-boundary edges, the LRGB default)::
+
+    <name>/raw/{train,val,test}.pickle   lists of tuples (x [N, 14], edge_attr [E, 2], edge_index [2, E], y [N])
+
+Every node of a graph is labelled, so this is a node-level task over many graphs: graphs are batched
+as usual and each node carries ``{split}_mask`` (True on every node of that split's graphs) and
+``n_id`` (its position in the whole dataset), which the task module uses to select and align outputs.
+"""
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import torch
+from torch import Tensor
+
+from graphbench.datamodules.archives import Archive, ensure_raw_files_from_archives
+from graphbench.datamodules.base import SPLITS, GraphDataModule
+from graphbench.datamodules.collate import collate_graph_list, node_level_split_attributes
+from graphbench.datamodules.graph_store import GraphStore
+from graphbench.datamodules.info import DatasetInfo, FeatureSpec
+from graphbench.datamodules.raw_files import RawFile
+from graphbench.datamodules.torch_pickle import load_tensor_pickle
+from graphbench.errors import ConfigError, DataError
+
+#: COCO category ids (0 = background) that occur; LRGB maps them to 0..80 in this order
+COCO_CATEGORY_IDS = tuple(i for i in range(91) if i not in {12, 26, 29, 30, 45, 66, 68, 69, 71, 83})
+#: name -> (archive URL, folder inside the archive, number of classes)
+LRGB_SUPERPIXELS: dict[str, tuple[str, str, int]] = {
+    "pascalvoc-sp": ("https://www.dropbox.com/s/8x722ai272wqwl4/pascalvocsp.zip?dl=1", "voc_superpixels_edge_wt_region_boundary/", 21),
+    "coco-sp": ("https://www.dropbox.com/s/r6ihg1f4pmyjjy0/cocosp.zip?dl=1", "coco_superpixels_edge_wt_region_boundary/", 81),
+}
+NODE_DIM, EDGE_DIM = 14, 2
+
+
+def superpixel_graph(entry: Any, where: str) -> tuple[Tensor, Tensor, Tensor, Tensor]:
+    if not isinstance(entry, (tuple, list)) or len(entry) != 4:
+        raise DataError(f"{where}: expected a tuple (x, edge_attr, edge_index, y), got {type(entry).__name__}")
+    x, edge_attr, edge_index, y = (torch.as_tensor(v) for v in entry)
+    x, edge_attr = x.float().view(x.size(0), -1), edge_attr.float().view(edge_attr.size(0), -1)
+    if x.size(1) != NODE_DIM or edge_attr.size(1) != EDGE_DIM or y.numel() != x.size(0):
+        raise DataError(f"{where}: expected x [N, {NODE_DIM}], edge_attr [E, {EDGE_DIM}], y [N]; got "
+                        f"{tuple(x.shape)}, {tuple(edge_attr.shape)}, {tuple(y.shape)}")
+    return x, edge_attr, edge_index.long().view(2, -1), y.long().view(-1)
+
+
+class LRGBSuperpixelsDataModule(GraphDataModule):
+    r"""PascalVOC-SP (21 classes, 8,498 / 1,428 / 1,429 graphs) or COCO-SP (81 classes, 113,286 /
+    5,000 / 5,000 graphs): classify every superpixel node (≤ 500 per image) into the semantic class
+    at its centroid, scored by macro F1 over classes. Node features: 14 dense (RGB statistics and
+    position), edge features: 2 dense (boundary-based weights)."""
+
+    version = "1"
+
+    def __init__(self, *, lrgb_name: str, download: bool = True, **kwargs: Any) -> None:
+        if lrgb_name not in LRGB_SUPERPIXELS:
+            raise ConfigError(f"dataset.lrgb_name={lrgb_name!r} is not supported; valid: {sorted(LRGB_SUPERPIXELS)}")
+        super().__init__(**kwargs)
+        self.lrgb_name = lrgb_name
+        self.download = download
+
+    @property
+    def info(self) -> DatasetInfo:
+        return self.make_info(
+            num_outputs=LRGB_SUPERPIXELS[self.lrgb_name][2],
+            node_features=FeatureSpec("dense", dim=NODE_DIM),
+            edge_features=FeatureSpec("dense", dim=EDGE_DIM),
+            level="node",
+        )
+
+    def cache_params(self) -> tuple[Any, ...]:
+        return (self.name, self.lrgb_name)
+
+    def raw_paths(self) -> list[Path]:
+        url, folder, _ = LRGB_SUPERPIXELS[self.lrgb_name]
+        files = [RawFile(f"{self.lrgb_name}/raw/{s}.pickle") for s in SPLITS]
+        archive = Archive(url, folder, f"{self.lrgb_name}/raw")
+        return ensure_raw_files_from_archives(self.data_dir, files, self.lrgb_name, self.download, [archive])
+
+    def build(self) -> tuple[GraphStore, dict[str, Tensor]]:
+        num_classes = LRGB_SUPERPIXELS[self.lrgb_name][2]
+        remap = None
+        if self.lrgb_name == "coco-sp":
+            remap = torch.full((max(COCO_CATEGORY_IDS) + 1,), -1, dtype=torch.long)
+            remap[list(COCO_CATEGORY_IDS)] = torch.arange(len(COCO_CATEGORY_IDS))
+        xs, edge_attrs, edge_indices, ys, splits = [], [], [], [], {}
+        for split, path in zip(SPLITS, self.raw_paths()):
+            graphs = load_tensor_pickle(path)
+            if not isinstance(graphs, (list, tuple)):
+                raise DataError(f"{path}: expected a list of graphs, got {type(graphs).__name__}")
+            start = len(ys)
+            for i, entry in enumerate(graphs):
+                x, edge_attr, edge_index, y = superpixel_graph(entry, f"{path}[{i}]")
+                if remap is not None:
+                    known = (y >= 0) & (y < remap.numel())
+                    y = torch.where(known, remap[y.clamp(0, remap.numel() - 1)], -1)
+                if y.numel() and (y.min() < 0 or y.max() >= num_classes):
+                    raise DataError(f"{path}[{i}]: node labels outside the {num_classes} classes of {self.lrgb_name}")
+                xs.append(x)
+                edge_attrs.append(edge_attr)
+                edge_indices.append(edge_index)
+                ys.append(y)
+            splits[split] = torch.arange(start, len(ys))
+        num_nodes = torch.tensor([x.size(0) for x in xs], dtype=torch.long)
+        node = {"x": xs, "y": ys}
+        extra = node_level_split_attributes(num_nodes, splits)
+        data, slices = collate_graph_list(edge_indices, node, {"edge_attr": edge_attrs})
+        for key, value in extra.items():
+            data[key], slices[key] = value, slices["x"]
+        return GraphStore(data, slices), splits

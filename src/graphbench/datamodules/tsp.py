@@ -1,0 +1,86 @@
+"""TSP edge classification of Benchmarking GNNs (Dwivedi et al., 2020; after Joshi et al., 2019)."""
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import torch
+from torch import Tensor
+from torch_geometric.data import Data
+
+from graphbench.datamodules.base import SPLITS, GraphDataModule
+from graphbench.datamodules.graph_store import GraphStore
+from graphbench.datamodules.info import DatasetInfo, FeatureSpec
+from graphbench.datamodules.raw_files import RawFile, ensure_raw_files
+from graphbench.errors import DataError
+
+#: no direct URL: PyG ships it inside https://data.pyg.org/datasets/benchmarking-gnns/TSP_v2.zip
+TSP_FILES = [RawFile("TSP/raw/TSP_v2.pt")]
+
+
+def read_tsp_split(graphs: Any, split: str, path: Path, offset: int = 0) -> list[Data]:
+    """One split of ``TSP_v2.pt``: a list of dicts of tensors, each turned into a graph whose edges are
+    also the labelled pairs (``edge_label_index`` = ``edge_index``, ``edge_label`` = ``y``)."""
+    if not isinstance(graphs, (list, tuple)):
+        raise DataError(f"{path}: split '{split}' must be a list of graphs, got {type(graphs).__name__}")
+    out = []
+    for i, g in enumerate(graphs):
+        if not isinstance(g, dict) or not {"edge_index", "y"} <= set(g) or not ({"x", "pos"} & set(g)):
+            keys = sorted(g) if isinstance(g, dict) else type(g).__name__
+            raise DataError(f"{path}: graph {i} of split '{split}' needs edge_index, y and pos (or x); found {keys}")
+        x = torch.as_tensor(g["x"] if "x" in g else g["pos"]).float()
+        edge_index = torch.as_tensor(g["edge_index"]).long()
+        y = torch.as_tensor(g["y"]).float().view(-1)
+        if y.numel() != edge_index.size(1):
+            raise DataError(f"{path}: graph {i} of split '{split}' has {edge_index.size(1)} edges but {y.numel()} edge labels")
+        edge_attr = torch.as_tensor(g["edge_attr"]).float().view(edge_index.size(1), -1) if "edge_attr" in g else None
+        out.append(
+            Data(
+                x=x.view(x.size(0), -1), edge_index=edge_index, edge_attr=edge_attr,
+                edge_label_index=edge_index.clone(), edge_label=y, edge_label_id=torch.arange(offset, offset + y.numel()),
+            )
+        )
+        offset += y.numel()
+    return out
+
+
+class TSPDataModule(GraphDataModule):
+    r"""TSP: 2D Euclidean instances of 50-500 cities, each city joined to its 25 nearest neighbours; an
+    edge is positive when it lies on the optimal (Concorde) tour. 10,000 / 1,000 / 1,000 graphs, scored
+    by the F1 score of the positive class. Raw layout of ``torch_geometric.datasets.GNNBenchmarkDataset``
+    (``TSP/raw/TSP_v2.pt``: train, val and test lists of dicts with ``pos`` (or ``x``) city coordinates,
+    ``edge_index``, ``edge_attr`` (distances) and ``y`` (edge labels)). The loss weights the two classes
+    inversely to their frequency in the batch, as in Benchmarking GNNs."""
+
+    version = "1"
+
+    def __init__(self, *, download: bool = False, **kwargs: Any) -> None:
+        super().__init__(**kwargs)
+        self.download = download
+
+    @property
+    def info(self) -> DatasetInfo:
+        if self.dataset is None:
+            self.setup()
+        assert self.dataset is not None
+        x_dim = int(self.dataset._data.x.size(1))
+        edge_attr = self.dataset._data.edge_attr
+        edges = FeatureSpec("dense", dim=int(edge_attr.size(1))) if edge_attr is not None else None
+        return self.make_info(num_outputs=1, node_features=FeatureSpec("dense", dim=x_dim), edge_features=edges, level="link")
+
+    def build(self) -> tuple[GraphStore, dict[str, Tensor]]:
+        (path,) = ensure_raw_files(self.data_dir, TSP_FILES, "TSP", self.download)
+        try:
+            raw = torch.load(path, weights_only=True)
+        except Exception as exc:  # noqa: BLE001 - any failure means: not the official file
+            raise DataError(f"{path}: not a TSP_v2.pt file of tensors ({type(exc).__name__}: {exc})") from exc
+        if not isinstance(raw, (list, tuple)) or len(raw) != 3:
+            raise DataError(f"{path}: expected three lists (train, val, test), got {type(raw).__name__}")
+        graphs: list[Data] = []
+        splits, offset = {}, 0
+        for split, part in zip(SPLITS, raw):
+            start = len(graphs)
+            graphs += read_tsp_split(part, split, path, offset)
+            offset += sum(g.edge_label.numel() for g in graphs[start:])
+            splits[split] = torch.arange(start, len(graphs))
+        return GraphStore.from_list(graphs), splits

@@ -1,0 +1,170 @@
+"""The LightningModule of link-level tasks: score node pairs from node embeddings."""
+from __future__ import annotations
+
+from typing import Callable, Iterable
+
+import torch
+from torch import Tensor, nn
+from torch.nn import functional as F
+from torch.optim import Optimizer
+from torch_geometric.data import Batch
+
+from graphbench.datamodules.info import DatasetInfo
+from graphbench.metrics.hits import HitsAtK
+from graphbench.metrics.mrr import LinkRankingMetric, link_ranks
+from graphbench.modules.schedulers import SchedulerSpec
+from graphbench.modules.task_module import GraphTaskModule
+
+
+def balanced_bce(logits: Tensor, labels: Tensor) -> Tensor:
+    r"""Binary cross-entropy with each class weighted by the other's frequency in the batch,
+    :math:`w_1 = n_0/n`, :math:`w_0 = n_1/n`, normalised by :math:`\sum_i w_{y_i}` (the class-weighted
+    cross-entropy of Benchmarking GNNs' TSP). Unweighted when only one class is present."""
+    losses = F.binary_cross_entropy_with_logits(logits, labels, reduction="none")
+    n_pos = labels.sum()
+    if n_pos == 0 or n_pos == labels.numel():
+        return losses.mean()
+    weight = torch.where(labels > 0.5, (labels.numel() - n_pos) / labels.numel(), n_pos / labels.numel())
+    return (weight * losses).sum() / weight.sum()
+
+
+def pos_neg_bce(pos: Tensor, neg: Tensor) -> Tensor:
+    r""":math:`-\mathrm{mean}\log\sigma(s^+) - \mathrm{mean}\log(1-\sigma(s^-))`, the loss of OGB's link examples."""
+    loss = F.binary_cross_entropy_with_logits(pos, torch.ones_like(pos))
+    return loss + F.binary_cross_entropy_with_logits(neg, torch.zeros_like(neg)) if neg.numel() else loss
+
+
+class LinkTaskModule(GraphTaskModule):
+    r"""Link prediction and edge classification. The network returns node embeddings :math:`h`; a pair
+    :math:`(u, v)` is scored by the network's head, :math:`s_{uv} = \mathrm{head}(h_u \odot h_v)`.
+    Batches carry the labelled pairs as ``edge_label_index`` (+ ``edge_label``, ``edge_label_id``). The
+    dataset's metric chooses the protocol:
+
+    * ``f1`` (edge classification, TSP): every labelled pair is scored; class-balanced BCE.
+    * ``hits@K`` (OGB, one graph): training pairs are positives, ``num_negatives`` uniformly random node
+      pairs per positive are the negatives; evaluation scores the split's positive and negative pairs.
+    * ``mrr*`` (PCQM-Contact, many graphs): training samples ``num_negatives`` random tails in the head's
+      graph per positive (LRGB's structured negative sampling); evaluation ranks every node of the graph
+      as a candidate tail (raw, filtered, extended-filtered MRR, Hits@1/3/10), the loss being the BCE
+      over all those candidates.
+
+    Logs and keeps the same names as :class:`GraphTaskModule`; every value of a multi-valued metric is
+    logged as ``{split}/{name}``. ``test_predictions`` holds the scores of the labelled (for ``mrr*``:
+    positive) test pairs, their labels and ids.
+    """
+
+    def __init__(
+        self,
+        network: nn.Module,
+        info: DatasetInfo,
+        optimizer: Callable[[Iterable[nn.Parameter]], Optimizer],
+        scheduler: Callable[..., SchedulerSpec] | None = None,
+        num_negatives: int | None = None,
+        score_chunk: int = 65536,
+    ) -> None:
+        super().__init__(network, info, optimizer, scheduler)
+        metric = self.metrics["val_metric"]
+        self.protocol = "ranking" if isinstance(metric, LinkRankingMetric) else "hits" if isinstance(metric, HitsAtK) else "classification"
+        self.num_negatives = num_negatives if num_negatives is not None else (2 if self.protocol == "ranking" else 1)
+        self.score_chunk = score_chunk
+        self._test_seen = 0
+
+    def score(self, h: Tensor, pairs: Tensor) -> Tensor:
+        """Scores (logits) of the pairs ``[2, M]``, computed in chunks."""
+        head = self.network.head
+        parts = [head(h[pairs[0, i : i + self.score_chunk]] * h[pairs[1, i : i + self.score_chunk]]).view(-1) for i in range(0, pairs.size(1), self.score_chunk)]
+        return torch.cat(parts) if parts else h.new_zeros(0)
+
+    def _graph_layout(self, batch: Batch, num_nodes: int, device: torch.device) -> tuple[Tensor, Tensor]:
+        node_graph = batch.batch if getattr(batch, "batch", None) is not None else torch.zeros(num_nodes, dtype=torch.long, device=device)
+        ptr = batch.ptr if getattr(batch, "ptr", None) is not None else torch.tensor([0, num_nodes], device=device)
+        return node_graph, ptr
+
+    def sample_negatives(self, batch: Batch, pos: Tensor, num_nodes: int) -> Tensor:
+        """``num_negatives`` negatives per positive: uniformly random pairs (hits), or the positive's head
+        with a uniformly random node of its graph (ranking); known positives are dropped."""
+        k = self.num_negatives
+        if k == 0 or pos.size(1) == 0:
+            return pos.new_zeros(2, 0)
+        if self.protocol == "hits":
+            return torch.randint(0, num_nodes, (2, pos.size(1) * k), device=pos.device)
+        node_graph, ptr = self._graph_layout(batch, num_nodes, pos.device)
+        heads = pos[0].repeat_interleave(k)
+        graph = node_graph[heads]
+        sizes = (ptr[1:] - ptr[:-1])[graph]
+        tails = ptr[graph] + (torch.rand(heads.numel(), device=pos.device) * sizes).long().clamp(max=sizes - 1)
+        keep = ~torch.isin(heads * num_nodes + tails, pos[0] * num_nodes + pos[1])
+        return torch.stack([heads[keep], tails[keep]])
+
+    def rank_queries(self, batch: Batch, h: Tensor, pos: Tensor) -> tuple[dict[str, Tensor], Tensor, Tensor, Tensor]:
+        """For each positive pair, the scores of its head with every node of its graph: ranks (see
+        :func:`link_ranks`), the graph id of each query, the positive scores and the BCE over all
+        candidate pairs (true tails labelled 1)."""
+        num_nodes = h.size(0)
+        node_graph, ptr = self._graph_layout(batch, num_nodes, h.device)
+        head, tail = pos
+        graph = node_graph[head]
+        sizes = (ptr[1:] - ptr[:-1])[graph]
+        columns = torch.arange(int(sizes.max()) if sizes.numel() else 0, device=h.device)
+        valid = columns.unsqueeze(0) < sizes.unsqueeze(1)
+        nodes = (ptr[graph].unsqueeze(1) + columns.unsqueeze(0)).clamp(max=num_nodes - 1)
+        step = max(1, self.score_chunk // max(1, columns.numel()))
+        scores = torch.cat(
+            [self.network.head(h[head[i : i + step]].unsqueeze(1) * h[nodes[i : i + step]]).squeeze(-1) for i in range(0, head.numel(), step)]
+        ) if head.numel() else h.new_zeros(0, columns.numel())
+        true_tails = torch.isin(head.unsqueeze(1) * num_nodes + nodes, head * num_nodes + tail) & valid
+        ranks = link_ranks(scores.detach(), valid, tail - ptr[graph], head - ptr[graph], true_tails)
+        loss = F.binary_cross_entropy_with_logits(scores[valid], true_tails[valid].float()) if valid.any() else scores.sum()
+        groups = batch.idx[graph] if "idx" in batch else graph
+        return ranks, groups, scores.gather(1, (tail - ptr[graph]).view(-1, 1)).view(-1), loss
+
+    def _step(self, batch: Batch, split: str) -> Tensor:
+        h = self(batch)
+        pairs = batch.edge_label_index
+        labels = batch.edge_label.float().view(-1) if "edge_label" in batch else torch.ones(pairs.size(1), device=h.device)
+        ids = batch.edge_label_id if "edge_label_id" in batch else None
+        metric = self.metrics[f"{split}_metric"]
+        positive = labels > 0.5
+        if self.protocol == "classification":
+            y_pred = self.score(h, pairs)
+            loss = balanced_bce(y_pred, labels)
+            metric.update(y_pred.detach(), labels)
+            y_true = labels
+        elif self.protocol == "hits":
+            if split == "train":
+                neg = self.sample_negatives(batch, pairs[:, positive], h.size(0))
+                pos_s, neg_s = self.score(h, pairs[:, positive]), self.score(h, neg)
+                y_pred, y_true = pos_s, labels[positive]
+                ids = ids[positive] if ids is not None else None
+            else:
+                y_pred, y_true = self.score(h, pairs), labels
+                pos_s, neg_s = y_pred[positive], y_pred[~positive]
+            loss = pos_neg_bce(pos_s, neg_s)
+            metric.update(pos_s.detach(), neg_s.detach())
+        else:
+            pos = pairs[:, positive]
+            ranks, groups, y_pred, loss = self.rank_queries(batch, h, pos)
+            if split == "train":
+                loss = pos_neg_bce(y_pred, self.score(h, self.sample_negatives(batch, pos, h.size(0))))
+            metric.update(ranks, groups)
+            y_true = labels[positive]
+            ids = ids[positive] if ids is not None else None
+        self.log(f"{split}/loss", loss, on_step=False, on_epoch=True, batch_size=max(1, int(y_pred.numel())))
+        if split == "test":
+            if ids is None:
+                ids = torch.arange(self._test_seen, self._test_seen + y_pred.numel())
+            self._test_seen += y_pred.numel()
+            self._test_outputs.append((y_pred.detach().cpu(), y_true.detach().cpu(), ids.detach().cpu()))
+        return loss
+
+    def _log_epoch_metric(self, split: str) -> float:
+        metric = self.metrics[f"{split}_metric"]
+        values = metric.compute_all() if hasattr(metric, "compute_all") else {self.info.metric: metric.compute()}
+        metric.reset()
+        for name, value in values.items():
+            self.log(f"{split}/{name}", value)
+        return float(values[self.info.metric])
+
+    def on_test_epoch_start(self) -> None:
+        super().on_test_epoch_start()
+        self._test_seen = 0

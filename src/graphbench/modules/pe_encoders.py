@@ -1,0 +1,185 @@
+r"""Encoders that map precomputed positional/structural encodings to node embeddings.
+
+Each encoder reads attributes written by a transform of :mod:`graphbench.transforms`
+from a PyG :class:`~torch_geometric.data.Batch` (or single
+:class:`~torch_geometric.data.Data`) and returns a ``[N, out_dim]`` tensor that the
+network **adds** to its node-feature embedding.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+
+import torch
+from torch import Tensor, nn
+from torch_geometric.data import Data
+
+
+class LapPEEncoder(nn.Module):
+    r"""Encodes Laplacian eigenvectors (:class:`~graphbench.transforms.lap_pe.LapPE`).
+
+    * ``kind="linear"`` (Dwivedi et al., `"Benchmarking Graph Neural Networks"
+      <https://arxiv.org/abs/2003.00982>`_): :math:`h_i = W u(i) + b` with
+      :math:`u(i) \in \mathbb{R}^k` the node's eigenvector entries (zero-padded).
+    * ``kind="deepset"`` (Rampášek et al., `"Recipe for a General, Powerful, Scalable
+      Graph Transformer" <https://arxiv.org/abs/2205.12454>`_, DeepSet LapPE):
+      :math:`h_i = \rho\big(\sum_{j \le k,\ \lambda_j \ne \mathrm{NaN}}
+      \phi([u_j(i), \lambda_j])\big)` with :math:`\phi` a 2-layer MLP
+      :math:`\mathbb{R}^2 \to \mathbb{R}^d` and :math:`\rho` linear; padded
+      frequencies (eigenvalue NaN) are masked out of the sum.
+
+    **Sign flip:** eigenvectors are defined up to sign, so in training mode (only) each
+    eigenvector of **each graph** is multiplied by an independent random :math:`\pm 1`
+    (Dwivedi et al. and GraphGPS draw one sign per eigenvector per *mini-batch*; per
+    graph gives the same per-graph distribution with more diversity). Evaluation is
+    deterministic.
+
+    Args:
+        k (int): Number of eigenvectors per node (the transform's ``k``).
+        out_dim (int): Output embedding size.
+        kind (str): ``"linear"`` or ``"deepset"``. (default: ``"linear"``)
+        sign_flip (bool): Random sign flips in training mode. (default: ``True``)
+        eigen_attr (str): Eigenvector attribute. (default: ``"lap_pe"``)
+        eigval_attr (str): Eigenvalue attribute. (default: ``"lap_eigval"``)
+    """
+
+    KINDS: tuple[str, ...] = ("linear", "deepset")
+
+    def __init__(
+        self,
+        k: int,
+        out_dim: int,
+        kind: str = "linear",
+        sign_flip: bool = True,
+        eigen_attr: str = "lap_pe",
+        eigval_attr: str = "lap_eigval",
+    ) -> None:
+        super().__init__()
+        if kind not in self.KINDS:
+            raise ValueError(f"Unknown LapPEEncoder kind {kind!r}; valid kinds: {list(self.KINDS)}")
+        self.k, self.out_dim, self.kind, self.sign_flip = k, out_dim, kind, sign_flip
+        self.eigen_attr, self.eigval_attr = eigen_attr, eigval_attr
+        if kind == "linear":
+            self.linear = nn.Linear(k, out_dim)
+        else:
+            self.phi = nn.Sequential(
+                nn.Linear(2, out_dim), nn.ReLU(), nn.Linear(out_dim, out_dim), nn.ReLU()
+            )
+            self.rho = nn.Linear(out_dim, out_dim)
+        self.reset_parameters()
+
+    def reset_parameters(self) -> None:
+        for module in self.modules():
+            if isinstance(module, nn.Linear):
+                module.reset_parameters()
+
+    def forward(self, batch: Data) -> Tensor:
+        vecs = _get(batch, self.eigen_attr, self.k, "LapPE")
+        vecs = torch.nan_to_num(vecs, nan=0.0)
+        if self.training and self.sign_flip:
+            graph = _graph_index(batch, vecs)
+            num_graphs = int(graph.max()) + 1 if graph.numel() else 0
+            signs = torch.randint(0, 2, (num_graphs, self.k), device=vecs.device) * 2 - 1
+            vecs = vecs * signs[graph].to(vecs.dtype)
+        if self.kind == "linear":
+            return self.linear(vecs)
+        vals = _get(batch, self.eigval_attr, self.k, "LapPE")
+        padded = torch.isnan(vals)
+        pairs = torch.stack([vecs, vals.masked_fill(padded, 0.0)], dim=-1)  # [N, k, 2]
+        hidden = self.phi(pairs).masked_fill(padded.unsqueeze(-1), 0.0)
+        return self.rho(hidden.sum(dim=1))
+
+    def extra_repr(self) -> str:
+        return f"k={self.k}, out_dim={self.out_dim}, kind={self.kind!r}, sign_flip={self.sign_flip}"
+
+
+class RWSEEncoder(nn.Module):
+    r"""Encodes random-walk return probabilities (:class:`~graphbench.transforms.rwse.RWSE`)
+    as in GraphGPS (Rampášek et al., 2022): :math:`h_i = W\,\mathrm{BN}(p_i) + b`,
+    with :math:`p_i \in \mathbb{R}^k` the raw RWSE and BN a
+    :class:`~torch.nn.BatchNorm1d` over the :math:`k` steps.
+
+    Args:
+        k (int): Number of random-walk steps (the transform's ``k``).
+        out_dim (int): Output embedding size.
+        attr (str): RWSE attribute. (default: ``"rwse"``)
+    """
+
+    def __init__(self, k: int, out_dim: int, attr: str = "rwse") -> None:
+        super().__init__()
+        self.k, self.out_dim, self.attr = k, out_dim, attr
+        self.norm = nn.BatchNorm1d(k)
+        self.linear = nn.Linear(k, out_dim)
+
+    def reset_parameters(self) -> None:
+        self.norm.reset_parameters()
+        self.linear.reset_parameters()
+
+    def forward(self, batch: Data) -> Tensor:
+        return self.linear(self.norm(_get(batch, self.attr, self.k, "RWSE")))
+
+    def extra_repr(self) -> str:
+        return f"k={self.k}, out_dim={self.out_dim}"
+
+
+class SumPEEncoder(nn.Module):
+    r"""Sum of several PE encoders: :math:`h_i = \sum_e \mathrm{enc}_e(\text{batch})_i`.
+
+    Args:
+        encoders (Sequence): Encoder modules, or factories called as
+            ``factory(out_dim=out_dim)`` (e.g. Hydra partials), in which case
+            ``out_dim`` is required.
+        out_dim (int, optional): Output size passed to the factories.
+    """
+
+    def __init__(
+        self,
+        encoders: Sequence[nn.Module | Callable[..., nn.Module]],
+        out_dim: int | None = None,
+    ) -> None:
+        super().__init__()
+        built: list[nn.Module] = []
+        for encoder in encoders:
+            if not isinstance(encoder, nn.Module):
+                if out_dim is None:
+                    raise ValueError("SumPEEncoder needs out_dim to build encoders from factories")
+                encoder = encoder(out_dim=out_dim)
+            built.append(encoder)
+        if not built:
+            raise ValueError("SumPEEncoder needs at least one encoder")
+        dims = {d for d in (getattr(e, "out_dim", None) for e in built) if d is not None}
+        if out_dim is not None:
+            dims.add(out_dim)
+        if len(dims) > 1:
+            raise ValueError(f"SumPEEncoder encoders disagree on out_dim: {sorted(dims)}")
+        self.encoders = nn.ModuleList(built)
+        self.out_dim: int | None = dims.pop() if dims else None
+
+    def reset_parameters(self) -> None:
+        for encoder in self.encoders:
+            encoder.reset_parameters()  # type: ignore[operator]
+
+    def forward(self, batch: Data) -> Tensor:
+        out = self.encoders[0](batch)
+        for encoder in self.encoders[1:]:
+            out = out + encoder(batch)
+        return out
+
+
+def _get(batch: Data, attr: str, k: int, transform: str) -> Tensor:
+    value = batch.get(attr) if hasattr(batch, "get") else getattr(batch, attr, None)
+    if value is None:
+        raise ValueError(
+            f"Batch has no attribute {attr!r}; precompute it with the {transform} "
+            f"transform (config group pe=...) before using this encoder."
+        )
+    if value.dim() != 2 or value.size(1) != k:
+        raise ValueError(f"Expected {attr!r} of shape [N, {k}], got {tuple(value.shape)}")
+    return value
+
+
+def _graph_index(batch: Data, like: Tensor) -> Tensor:
+    graph = getattr(batch, "batch", None)
+    if graph is None:
+        return torch.zeros(like.size(0), dtype=torch.long, device=like.device)
+    return graph

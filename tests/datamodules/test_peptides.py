@@ -1,0 +1,69 @@
+"""Peptides-func: the official raw format on a fixture, and the real files when present."""
+from __future__ import annotations
+
+import gzip
+import pickle
+from pathlib import Path
+
+import numpy as np
+import pytest
+import torch
+from ogb.utils import smiles2graph
+
+from graphbench.datamodules.molecules import featurize_smiles
+from graphbench.datamodules.peptides import PeptidesFuncDataModule, read_peptides_csv, read_split
+from graphbench.errors import DataError
+from tests.conftest import real_data_root
+
+SMILES = ["CC(=O)N[C@@H](C)C(=O)O", "NCC(=O)NCC(=O)O", "c1ccccc1O"]
+
+
+def write_fixture_csv(path: Path) -> None:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    rows = [",smiles,peptide_seq,labels,identifier"]
+    for i, s in enumerate(SMILES):
+        labels = [int(b) for b in np.binary_repr(i + 1, width=10)]
+        rows.append(f'{i},{s},SEQ{i},"{labels}",id{i}')
+    with gzip.open(path, "wt") as handle:
+        handle.write("\n".join(rows) + "\n")
+
+
+def test_reads_official_csv_layout(tmp_path: Path) -> None:
+    path = tmp_path / "peptide_multi_class_dataset.csv.gz"
+    write_fixture_csv(path)
+    smiles, labels = read_peptides_csv(path, "labels")
+    assert smiles == SMILES
+    assert labels[2] == [0, 0, 0, 0, 0, 0, 0, 0, 1, 1]
+
+
+def test_bulk_featurization_equals_serial_smiles2graph() -> None:
+    y = torch.zeros(len(SMILES), 10)
+    data, slices = featurize_smiles(SMILES, y, num_workers=2)
+    for i, s in enumerate(SMILES):
+        ref = smiles2graph(s)
+        n0, n1 = slices["x"][i], slices["x"][i + 1]
+        e0, e1 = slices["edge_index"][i], slices["edge_index"][i + 1]
+        assert np.array_equal(data.x[n0:n1].numpy(), ref["node_feat"])
+        assert np.array_equal(data.edge_index[:, e0:e1].numpy(), ref["edge_index"])
+        assert np.array_equal(data.edge_attr[e0:e1].numpy(), ref["edge_feat"])
+
+
+def test_split_must_index_inside_the_dataset(tmp_path: Path) -> None:
+    path = tmp_path / "split.pickle"
+    path.write_bytes(pickle.dumps({"train": np.array([0, 1]), "val": np.array([2]), "test": np.array([7])}))
+    with pytest.raises(DataError, match="indexes outside"):
+        read_split(path, 3)
+
+
+@pytest.mark.real_data
+def test_real_peptides_func(shared_cache_dir: Path) -> None:
+    root = real_data_root()
+    dm = PeptidesFuncDataModule(name="peptides-func", data_dir=root, cache_dir=shared_cache_dir, batch_size=64, task_type="multilabel",
+                                metric="ap", higher_is_better=True, download=False)
+    dm.setup()
+    assert len(dm.dataset) == 15535
+    assert [len(dm.splits[s]) for s in ("train", "val", "test")] == [10873, 2331, 2331]
+    graph = dm.dataset[0]
+    assert graph.x.shape[1] == 9 and graph.edge_attr.shape[1] == 3 and graph.y.shape == (1, 10)
+    assert torch.equal(graph.x, torch.from_numpy(smiles2graph(read_peptides_csv(
+        root / "peptides-functional/raw/peptide_multi_class_dataset.csv.gz", "labels")[0][0])["node_feat"]))

@@ -1,0 +1,38 @@
+"""GIN on a hand-built path: with an identity MLP it is exactly (1 + eps) x_i + sum_j x_j."""
+from __future__ import annotations
+
+import torch
+
+from graphbench.modules.layers import GINLayer
+from tests.modules._graphs import PATH_EDGES, PATH_X, neighbour_sum, set_identity
+
+
+def identity_gin(dim: int) -> GINLayer:
+    layer = GINLayer(dim, dim, dim)
+    set_identity(layer.conv.nn[0])
+    set_identity(layer.conv.nn[2])
+    return layer
+
+
+def test_sum_aggregation_exact() -> None:
+    layer = identity_gin(2)
+    out, e = layer(PATH_X, PATH_EDGES, None)
+    # node 0: x0 + x1; node 1: x1 + x0 + x2; node 2: x2 + x1 + x3; node 3: x3 + x2
+    expected = torch.tensor([[11.0, 1.0], [111.0, 3.0], [1110.0, 6.0], [1100.0, 5.0]])
+    assert torch.equal(out, expected)
+    assert e is None
+
+
+def test_learnable_eps_weighs_the_node_itself() -> None:
+    layer = identity_gin(2)
+    assert layer.conv.eps.requires_grad and layer.conv.eps.item() == 0.0
+    with torch.no_grad():
+        layer.conv.eps.fill_(0.5)
+    out, _ = layer(PATH_X, PATH_EDGES, None)
+    assert torch.allclose(out, 1.5 * PATH_X + neighbour_sum(PATH_X, PATH_EDGES))
+
+
+def test_edge_features_pass_through_unchanged() -> None:
+    e = torch.randn(PATH_EDGES.size(1), 2)
+    assert GINLayer(2, 2, 2)(PATH_X, PATH_EDGES, e)[1] is e
+    assert not GINLayer.updates_edges
