@@ -17,8 +17,10 @@ from tests.paths import REPO
 def run_cli(args: list[str], tmp_path: Path, env: dict[str, str] | None = None) -> subprocess.CompletedProcess[str]:
     full_env = {**os.environ, "WANDB_MODE": "offline", "HYDRA_FULL_ERROR": "0", **(env or {})}
     full_env.pop("GRAPHBENCH_DATA", None)
+    flags = [a for a in args if a.startswith("-") and not a.startswith("++")]
+    overrides = [a for a in args if a not in flags]
     return subprocess.run(
-        [sys.executable, "run.py", f"paths.cache_dir={tmp_path / 'cache'}", *args],
+        [sys.executable, "run.py", *flags, f"paths.cache_dir={tmp_path / 'cache'}", *overrides],
         cwd=REPO, env=full_env, capture_output=True, text=True, timeout=600,
     )
 
