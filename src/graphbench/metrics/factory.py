@@ -7,6 +7,7 @@ from torchmetrics.classification import MulticlassAccuracy, MulticlassF1Score
 from graphbench.datamodules.info import DatasetInfo
 from graphbench.metrics.accuracy import LogitBinaryAccuracy
 from graphbench.metrics.log_mse import LogMSE
+from graphbench.metrics.node_link import NODE_LINK_METRICS, make_node_link_metric
 from graphbench.metrics.taskwise import OGBROCAUC, OGBAveragePrecision
 
 METRICS: tuple[str, ...] = ("ap", "rocauc", "accuracy", "mae", "mse", "log_mse", "f1_macro")
@@ -33,4 +34,9 @@ def make_metric(info: DatasetInfo) -> Metric:
         return MeanSquaredError()
     if name == "log_mse":
         return LogMSE(num_tasks=info.num_outputs)
-    raise ValueError(f"metric {name!r} is not defined for task type {task!r}; valid metrics: {list(METRICS)}")
+    node_link = make_node_link_metric(info)
+    if node_link is not None:
+        return node_link
+    raise ValueError(
+        f"metric {name!r} is not defined for task type {task!r}; valid metrics: {list(METRICS + NODE_LINK_METRICS)}"
+    )
