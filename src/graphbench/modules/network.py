@@ -26,7 +26,8 @@ class GraphNetwork(nn.Module):
     Layers that declare ``uses_edge_attr = False`` receive ``edge_attr=None``.
     Layers that declare ``self_contained = True`` (GPS) apply their own norms, residuals and dropout
     and are used as is; layers that declare ``needs_batch = True`` also get ``batch=`` (graph index).
-    Node embeddings start as the encoded input features plus the encoded positional encoding.
+    Node embeddings start as the encoded input features (after ``input_dropout`` when they are dense)
+    plus the encoded positional encoding.
     Graph-level tasks pool the node embeddings (``pooling``); node-level tasks do not. The ``head``
     maps the result to ``info.num_outputs``.
     """
@@ -45,6 +46,7 @@ class GraphNetwork(nn.Module):
         residual: bool = True,
         pooling: str = "mean",
         pe_encoder: Callable[..., nn.Module] | None = None,
+        input_dropout: float = 0.0,
     ) -> None:
         super().__init__()
         if pooling not in POOLINGS:
@@ -71,6 +73,7 @@ class GraphNetwork(nn.Module):
             norm(hidden_dim) if getattr(lay, "updates_edges", False) and not _self_contained(lay) else nn.Identity()
             for lay in self.layers
         )
+        self.input_dropout = nn.Dropout(input_dropout)  # on dense input features (Kipf & Welling 2017)
         self.act = make_activation(activation)
         self.dropout = nn.Dropout(dropout)
         self.head = head(in_dim=hidden_dim, out_dim=info.num_outputs)
@@ -82,7 +85,8 @@ class GraphNetwork(nn.Module):
     def embed(self, data: Batch) -> Tensor:
         """Node embeddings after the message-passing stack."""
         batch = getattr(data, "batch", None)
-        h = self.node_encoder(data.x)
+        x = data.x
+        h = self.node_encoder(self.input_dropout(x) if x.is_floating_point() else x)
         if self.pe_encoder is not None:
             h = h + self.pe_encoder(data)
         e = None
