@@ -56,3 +56,19 @@ def test_head_depth_and_exact_parameter_count() -> None:
 def test_unknown_pooling_lists_valid_ones() -> None:
     with pytest.raises(ValueError, match="valid"):
         network(GCNLayer, pooling="median")
+
+
+def test_kipf_welling_form_has_exactly_two_convolutions() -> None:
+    """encode_inputs=False + last_layer_outputs=True: GCNConv(F->h) -> ReLU -> GCNConv(h->C), no more."""
+    info = DatasetInfo("toy", "node", "multiclass", 3, "accuracy", True, FeatureSpec("dense", dim=5), None)
+    net = network(GCNLayer, info=info, hidden_dim=4, norm=partial(NodeNorm, kind="none"), residual=False,
+                  encode_inputs=False, last_layer_outputs=True)
+    assert net.head is None and net.edge_encoder is None
+    assert count_parameters(net) == (5 * 4 + 4) + (4 * 3 + 3)
+    graph = Data(x=torch.randn(4, 5), edge_index=torch.tensor([[0, 1, 2, 3], [1, 0, 3, 2]]))
+    assert net(graph).shape == (4, 3)
+
+
+def test_raw_inputs_need_dense_features() -> None:
+    with pytest.raises(ValueError, match="dense node features"):
+        network(GCNLayer, encode_inputs=False)

@@ -29,7 +29,9 @@ class GraphNetwork(nn.Module):
     Node embeddings start as the encoded input features (after ``input_dropout`` when they are dense)
     plus the encoded positional encoding.
     Graph-level tasks pool the node embeddings (``pooling``); node-level tasks do not. The ``head``
-    maps the result to ``info.num_outputs``.
+    maps the result to ``info.num_outputs``. ``encode_inputs=False`` feeds raw dense features to the
+    first layer and ``last_layer_outputs=True`` makes the last layer the predictor (no head): together
+    they express Kipf & Welling's (2017) two-layer GCN exactly.
     """
 
     def __init__(
@@ -47,6 +49,8 @@ class GraphNetwork(nn.Module):
         pooling: str = "mean",
         pe_encoder: Callable[..., nn.Module] | None = None,
         input_dropout: float = 0.0,
+        encode_inputs: bool = True,
+        last_layer_outputs: bool = False,
     ) -> None:
         super().__init__()
         if pooling not in POOLINGS:
@@ -56,9 +60,19 @@ class GraphNetwork(nn.Module):
         self.level = info.level
         self.residual = residual
         self.pool = POOLINGS[pooling]
-        self.node_encoder = make_feature_encoder(info.node_features, hidden_dim)
+        if not encode_inputs and (info.node_features.kind != "dense" or pe_encoder is not None or num_layers < 1):
+            raise ValueError("model.encode_inputs=false needs dense node features, pe=none and at least one layer")
+        if last_layer_outputs and num_layers < 1:
+            raise ValueError("model.last_layer_outputs=true needs at least one layer")
+        in_dims, out_dims = [hidden_dim] * num_layers, [hidden_dim] * num_layers
+        if not encode_inputs:
+            in_dims[0] = info.node_features.dim  # the first layer reads the raw features
+        if last_layer_outputs:
+            out_dims[-1] = info.num_outputs  # the last layer predicts; no head
+        self.last_layer_outputs = last_layer_outputs
+        self.node_encoder = make_feature_encoder(info.node_features, hidden_dim) if encode_inputs else nn.Identity()
         self.pe_encoder = pe_encoder(out_dim=hidden_dim) if pe_encoder is not None else None
-        self.layers = nn.ModuleList(layer(in_dim=hidden_dim, out_dim=hidden_dim, edge_dim=hidden_dim) for _ in range(num_layers))
+        self.layers = nn.ModuleList(layer(in_dim=i, out_dim=o, edge_dim=hidden_dim) for i, o in zip(in_dims, out_dims))
         # layers that ignore edge features (uses_edge_attr = False) get no edge encoder: unused
         # parameters would count against the budget and stall DDP's gradient reduction
         self.edge_encoder = (
@@ -76,11 +90,11 @@ class GraphNetwork(nn.Module):
         self.input_dropout = nn.Dropout(input_dropout)  # on dense input features (Kipf & Welling 2017)
         self.act = make_activation(activation)
         self.dropout = nn.Dropout(dropout)
-        self.head = head(in_dim=hidden_dim, out_dim=info.num_outputs)
+        self.head = None if last_layer_outputs else head(in_dim=hidden_dim, out_dim=info.num_outputs)
 
     def _block(self, h: Tensor, h_new: Tensor, norm: nn.Module, batch: Tensor | None) -> Tensor:
         h_new = self.dropout(self.act(norm(h_new, batch)))
-        return h + h_new if self.residual else h_new
+        return h + h_new if self.residual and h.shape == h_new.shape else h_new
 
     def embed(self, data: Batch) -> Tensor:
         """Node embeddings after the message-passing stack."""
@@ -94,9 +108,11 @@ class GraphNetwork(nn.Module):
             edge_attr = data.edge_attr if data.edge_attr is not None else data.edge_index.new_zeros(data.edge_index.size(1), 1)
             e = self.edge_encoder(edge_attr)
         edge_batch = batch[data.edge_index[0]] if batch is not None else None
-        for layer, node_norm, edge_norm in zip(self.layers, self.node_norms, self.edge_norms):
+        for index, (layer, node_norm, edge_norm) in enumerate(zip(self.layers, self.node_norms, self.edge_norms)):
             extra = {"batch": batch} if getattr(layer, "needs_batch", False) else {}
             h_new, e_new = layer(h, data.edge_index, e, **extra)
+            if self.last_layer_outputs and index == len(self.layers) - 1:
+                return h_new  # the prediction itself: no norm, activation, dropout or residual
             if _self_contained(layer):  # it applied its own norms, residuals and dropout
                 h, e = h_new, e_new
                 continue
@@ -116,7 +132,7 @@ class GraphNetwork(nn.Module):
             if batch is None:
                 batch = torch.zeros(h.size(0), dtype=torch.long, device=h.device)
             h = self.pool(h, batch)
-        return self.head(h)
+        return h if self.head is None else self.head(h)
 
 
 def _self_contained(layer: nn.Module) -> bool:
