@@ -1,0 +1,100 @@
+"""The benchmark runner: ``python -m benchmarks [--only a,b] [--quick] [--repeats N] ...``."""
+from __future__ import annotations
+
+import argparse
+import contextlib
+import datetime as dt
+import importlib
+import logging
+import os
+import shutil
+import sys
+import tempfile
+import traceback
+import warnings
+from pathlib import Path
+from typing import Sequence
+
+from benchmarks.common import Context, Row, markdown_table
+
+#: benchmark name -> module with ``run(ctx) -> list[Row]``, in table order
+BENCHMARKS: dict[str, str] = {
+    "overhead": "benchmarks.overhead",
+    "preprocess": "benchmarks.preprocess",
+    "pe": "benchmarks.pe",
+    "pipeline": "benchmarks.pipeline",
+    "memory": "benchmarks.memory",
+}
+
+
+def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
+    parser = argparse.ArgumentParser(prog="python -m benchmarks", description=__doc__)
+    parser.add_argument("--only", default=",".join(BENCHMARKS), help=f"comma-separated subset of {list(BENCHMARKS)}")
+    parser.add_argument("--quick", action="store_true", help="tiny sizes: a smoke test of the harness, figures not meaningful")
+    parser.add_argument("--repeats", type=int, default=None, help="interleaved rounds per comparison (default 3; 1 with --quick)")
+    parser.add_argument("--data-dir", type=Path, default=Path(os.environ.get("GRAPHBENCH_DATA", "data")), help="raw-data root (read-only)")
+    parser.add_argument("--cache-dir", type=Path, default=None, help="processed-data cache, kept between runs (default: a temporary one)")
+    parser.add_argument("--threads", type=int, default=None, help="torch intra-op threads (default: torch's choice); set for subprocesses too")
+    parser.add_argument("--output", type=Path, default=None, help="also write the markdown table to this file")
+    args = parser.parse_args(argv)
+    unknown = sorted(set(args.only.split(",")) - set(BENCHMARKS))
+    if unknown:
+        parser.error(f"unknown benchmark(s) {unknown}; valid: {list(BENCHMARKS)}")
+    return args
+
+
+def run_one(name: str, ctx: Context) -> list[Row]:
+    """The rows of one benchmark; a failure becomes a row that says what went wrong, so that the
+    others still run. Each benchmark's rows are also printed as soon as they are known."""
+    try:
+        rows: list[Row] = importlib.import_module(BENCHMARKS[name]).run(ctx)
+    except Exception as exc:  # noqa: BLE001 - reported in the table, with the traceback on stderr
+        traceback.print_exc()
+        rows = [Row(name, "—", skipped=f"error: {type(exc).__name__}: {exc}".replace("\n", " ")[:300])]
+    print(markdown_table(rows), flush=True)
+    return rows
+
+
+def command_line(argv: Sequence[str]) -> str:
+    return "python -m benchmarks " + " ".join(argv)
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    argv = list(sys.argv[1:] if argv is None else argv)
+    args = parse_args(argv)
+    if args.threads:
+        os.environ["OMP_NUM_THREADS"] = os.environ["MKL_NUM_THREADS"] = str(args.threads)
+        import torch
+
+        torch.set_num_threads(args.threads)
+    logging.getLogger("lightning").setLevel(logging.ERROR)
+    logging.getLogger("lightning.pytorch").setLevel(logging.ERROR)
+    warnings.filterwarnings("ignore", module="lightning")
+    work_dir = Path(tempfile.mkdtemp(prefix="graphbench-bench-"))
+    ctx = Context(
+        data_dir=args.data_dir.resolve(),
+        cache_dir=(args.cache_dir or work_dir / "cache").resolve(),
+        work_dir=work_dir,
+        quick=args.quick,
+        repeats=args.repeats or (1 if args.quick else 3),
+    )
+    rows: list[Row] = []
+    try:
+        with contextlib.redirect_stdout(sys.stderr):  # progress bars and logs; stdout gets the table alone
+            for name in args.only.split(","):
+                print(f"[benchmarks] running {name} ...", flush=True)
+                rows += run_one(name, ctx)
+    finally:
+        shutil.rmtree(work_dir, ignore_errors=True)
+    table = markdown_table(rows)
+    import torch
+
+    stamp = (
+        f"`{command_line(argv)}` on {dt.date.today().isoformat()}: {os.cpu_count()} CPU cores, "
+        f"{torch.get_num_threads()} torch threads, load average {os.getloadavg()[0]:.1f} at the end"
+    )
+    print(table)
+    print(f"\n{stamp}")
+    if args.output:
+        args.output.write_text(f"{table}\n\n{stamp}\n")
+    return 0

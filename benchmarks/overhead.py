@@ -1,0 +1,151 @@
+"""Framework overhead: time per training epoch of graphbench's ``train(cfg)`` (Lightning, callbacks,
+logger and all; ``results.json``'s ``time_per_epoch_s``) against a hand-written PyG loop that trains
+the identical network (``network_builder(cfg, info)`` at the same seed) with the same optimizer and
+loss on the same DataLoader. Both time an epoch from its start to the end of its last step."""
+from __future__ import annotations
+
+import json
+import statistics
+import time
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Callable
+
+import lightning as L
+
+from benchmarks.common import QUICK_CYCLES, Context, Row, Target, compose_config, fmt_s, interleaved, median, paired_ratio
+from graphbench.instantiate import METADATA_KEYS, build
+from graphbench.modules.network import count_parameters
+from graphbench.modules.task_module import task_loss
+from graphbench.train import build_datamodule, network_builder, train
+
+TARGET = Target("<=", 1.05)
+
+
+@dataclass(frozen=True)
+class Workload:
+    case: str
+    overrides: list[str]
+    epochs: int
+    raw: str  # raw files it needs under the data root ("" = generated)
+
+
+def workloads(quick: bool) -> list[Workload]:
+    if quick:
+        return [
+            Workload("GCN, cycles (quick)", [*QUICK_CYCLES, "model=gcn"], 1, ""),
+            Workload("GatedGCN, cycles (quick)", [*QUICK_CYCLES, "model=gatedgcn"], 1, ""),
+            Workload("GCN full-batch, Cora (quick)", ["dataset=cora", "model=gcn"], 2, "Planetoid/Cora"),
+        ]
+    return [
+        Workload("GCN, Peptides-func", ["dataset=peptides-func", "model=gcn"], 2, "peptides-functional"),
+        Workload("GatedGCN, Peptides-func", ["dataset=peptides-func", "model=gatedgcn"], 1, "peptides-functional"),
+        Workload("GCN full-batch, Cora", ["dataset=cora", "model=gcn"], 100, "Planetoid/Cora"),
+    ]
+
+
+class EpochCPUClock(L.Callback):
+    """Process CPU seconds per training epoch, measured over the span ``ResourceTracker`` times
+    (epoch start to the end of its last step); written to ``output`` as JSON when training ends.
+    Less sensitive than wall time to other processes competing for the cores."""
+
+    def __init__(self, output: str) -> None:
+        self.output = Path(output)
+        self.cpu_s: list[float] = []
+        self._start = self._last = 0.0
+
+    def on_train_epoch_start(self, trainer: L.Trainer, pl_module: L.LightningModule) -> None:
+        self._start = self._last = time.process_time()
+
+    def on_train_batch_end(self, trainer: L.Trainer, pl_module: L.LightningModule, *args: Any) -> None:
+        self._last = time.process_time()
+
+    def on_train_epoch_end(self, trainer: L.Trainer, pl_module: L.LightningModule) -> None:
+        self.cpu_s.append(self._last - self._start)
+
+    def on_train_end(self, trainer: L.Trainer, pl_module: L.LightningModule) -> None:
+        self.output.write_text(json.dumps(self.cpu_s))
+
+
+@dataclass(frozen=True)
+class Measured:
+    wall_s: float  # mean wall seconds per training epoch
+    cpu_s: float  # mean process CPU seconds per training epoch
+    params: int
+
+
+def graphbench_epoch(ctx: Context, work: Workload, run_dir: Path) -> Measured:
+    """A full ``graphbench.train.train`` run: its ``time_per_epoch_s`` (from ``ResourceTracker``)."""
+    clock = run_dir / "cpu_s.json"
+    overrides = [
+        *work.overrides,
+        f"trainer.max_epochs={work.epochs}",
+        f"+callbacks.cpu_clock._target_={EpochCPUClock.__module__}.{EpochCPUClock.__qualname__}",
+        f"+callbacks.cpu_clock.output={clock}",
+    ]
+    results = train(compose_config(ctx, overrides, run_dir))
+    cpu = json.loads(clock.read_text())
+    return Measured(float(results["time_per_epoch_s"]), statistics.fmean(cpu), int(results["num_params"]))
+
+
+def hand_written_epoch(ctx: Context, work: Workload, run_dir: Path) -> Measured:
+    """The same network, optimizer, loss and batches in a plain PyTorch loop."""
+    cfg = compose_config(ctx, work.overrides, run_dir)
+    L.seed_everything(cfg.seed, workers=True, verbose=False)
+    datamodule = build_datamodule(cfg)
+    datamodule.prepare_data()
+    datamodule.setup("fit")
+    info = datamodule.info
+    L.seed_everything(cfg.seed, workers=True, verbose=False)
+    model = network_builder(cfg, info)(int(cfg.model.hidden_dim))
+    optimizer = build(cfg.optimizer, "optimizer", METADATA_KEYS)(model.parameters())
+    loader = datamodule.train_dataloader()
+    wall, cpu = [], []
+    for _ in range(work.epochs):
+        model.train()
+        start, cpu_start = time.perf_counter(), time.process_time()
+        for batch in loader:
+            optimizer.zero_grad()
+            out, y = model(batch), batch.y
+            if info.level == "node":
+                out, y = out[batch.train_mask], y[batch.train_mask]
+            loss = task_loss(info.task_type, out, y.view(-1) if info.task_type == "multiclass" else y.view(out.shape))
+            loss.backward()
+            optimizer.step()
+        wall.append(time.perf_counter() - start)
+        cpu.append(time.process_time() - cpu_start)
+    return Measured(statistics.fmean(wall), statistics.fmean(cpu), count_parameters(model))
+
+
+def run(ctx: Context) -> list[Row]:
+    rows = []
+    for work in workloads(ctx.quick):
+        row = Row("overhead: time / training epoch", work.case, target=TARGET)
+        if work.raw and not ctx.has_raw(work.raw):
+            row.skipped = f"no raw files at {ctx.data_dir / work.raw}"
+            rows.append(row)
+            continue
+        runs: dict[str, list[Measured]] = {"graphbench": [], "hand": []}
+
+        def contender(name: str, fn: Callable[[Context, Workload, Path], Measured]) -> Callable[[], float]:
+            def call() -> float:
+                run_dir = ctx.work_dir / "overhead" / work.case.replace(" ", "_").replace(",", "") / f"{name}-{len(runs[name])}"
+                runs[name].append(fn(ctx, work, run_dir))
+                return runs[name][-1].wall_s
+
+            return call
+
+        wall = interleaved({"graphbench": contender("graphbench", graphbench_epoch), "hand": contender("hand", hand_written_epoch)}, ctx.repeats)
+        params = {m.params for ms in runs.values() for m in ms}
+        if len(params) != 1:
+            raise AssertionError(f"{work.case}: the two contenders built different models ({params} parameters)")
+        cpu_ratio = paired_ratio([m.cpu_s for m in runs["graphbench"]], [m.cpu_s for m in runs["hand"]])
+        row.graphbench = fmt_s(median(wall["graphbench"]))
+        row.reference = fmt_s(median(wall["hand"])) + " (hand-written loop)"
+        row.figure = paired_ratio(wall["graphbench"], wall["hand"])
+        row.note = (
+            f"epochs per run: {work.epochs}, interleaved runs: {ctx.repeats}, {params.pop():,} params; "
+            f"figure: median paired wall-time ratio; CPU-time ratio {cpu_ratio:.2f}x"
+        )
+        rows.append(row)
+    return rows

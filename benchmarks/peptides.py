@@ -1,0 +1,85 @@
+"""Peptides-func for the benchmarks: graphbench's DataModule, optionally on its first ``limit``
+peptides (quick runs), and the reference LRGB processing it is compared with."""
+from __future__ import annotations
+
+import ast
+from pathlib import Path
+from typing import Any
+
+import pandas as pd
+import torch
+from ogb.utils import smiles2graph
+from torch import Tensor
+from torch_geometric.data import Data, InMemoryDataset
+
+from benchmarks.common import Context
+from graphbench.datamodules.graph_store import GraphStore
+from graphbench.datamodules.molecules import featurize_smiles
+from graphbench.datamodules.peptides import PeptidesFuncDataModule, read_split
+
+RAW = "peptides-functional"
+CSV = "peptides-functional/raw/peptide_multi_class_dataset.csv.gz"
+
+
+class PeptidesFuncSample(PeptidesFuncDataModule):
+    """Peptides-func restricted to its first ``limit`` peptides (the official split restricted to
+    them); ``limit=None`` is the full dataset, built by :meth:`PeptidesFuncDataModule.build` itself."""
+
+    def __init__(self, *, limit: int | None = None, **kwargs: Any) -> None:
+        super().__init__(**kwargs)
+        self.limit = limit
+
+    def cache_params(self) -> tuple[Any, ...]:
+        return (*super().cache_params(), self.limit)
+
+    def build(self) -> tuple[GraphStore, dict[str, Tensor]]:
+        if self.limit is None:
+            return super().build()
+        csv_path, split_path = self.raw_paths()
+        smiles, y = self.read_labels(csv_path)
+        smiles, y = smiles[: self.limit], y[: self.limit]
+        data, slices = featurize_smiles(smiles, y, self.featurize_workers)
+        splits = {k: v[v < len(smiles)] for k, v in read_split(split_path, 1 << 62).items()}
+        return GraphStore(data, slices), splits
+
+
+def datamodule(ctx: Context, limit: int | None, batch_size: int = 128) -> PeptidesFuncSample:
+    return PeptidesFuncSample(
+        name="peptides-func",
+        data_dir=ctx.data_dir,
+        cache_dir=ctx.cache_dir,
+        batch_size=batch_size,
+        task_type="multilabel",
+        metric="ap",
+        higher_is_better=True,
+        limit=limit,
+    )
+
+
+def reference_process(csv_path: Path, limit: int | None) -> tuple[Data, dict[str, Tensor]]:
+    """What the LRGB loader's ``PeptidesFunctionalDataset.process`` does: read the csv with pandas,
+    call OGB's ``smiles2graph`` serially, build one ``Data`` per graph and collate them."""
+    frame = pd.read_csv(csv_path)
+    if limit is not None:
+        frame = frame.iloc[:limit]
+    data_list = []
+    for smiles, labels in zip(frame["smiles"], frame["labels"]):
+        graph = smiles2graph(smiles)
+        data = Data(
+            x=torch.from_numpy(graph["node_feat"]).to(torch.int64),
+            edge_index=torch.from_numpy(graph["edge_index"]).to(torch.int64),
+            edge_attr=torch.from_numpy(graph["edge_feat"]).to(torch.int64),
+            y=torch.tensor([ast.literal_eval(labels)], dtype=torch.float32),
+        )
+        data_list.append(data)
+    return InMemoryDataset.collate(data_list)
+
+
+def graph_list(store: GraphStore) -> list[Data]:
+    """Every graph of a store as its own ``Data`` (without the bookkeeping ``idx``)."""
+    graphs = []
+    for i in range(len(store)):
+        graph = store.get(i)
+        del graph.idx
+        graphs.append(graph)
+    return graphs
