@@ -2,6 +2,7 @@
 interleaved repeats and the markdown table."""
 from __future__ import annotations
 
+import re
 import statistics
 import time
 from dataclasses import dataclass, field
@@ -136,6 +137,11 @@ def compose_config(ctx: Context, overrides: Sequence[str], run_dir: Path) -> Dic
         cfg.paths.output_dir = str(run_dir)
         del cfg["hydra"]
     return cfg
+
+
+def slug(text: str) -> str:
+    """``text`` as a file name that Hydra's override grammar accepts unquoted."""
+    return re.sub(r"[^A-Za-z0-9_.-]+", "_", text).strip("_")
 
 
 def fmt_s(seconds: float) -> str:

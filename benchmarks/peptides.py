@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import ast
 from pathlib import Path
-from typing import Any
+from typing import Any, Sequence
 
 import pandas as pd
 import torch
@@ -56,23 +56,31 @@ def datamodule(ctx: Context, limit: int | None, batch_size: int = 128) -> Peptid
     )
 
 
+def reference_collate(smiles: Sequence[str], y: Tensor) -> tuple[Data, dict[str, Tensor]]:
+    """The LRGB loader's featurization: OGB's ``smiles2graph`` called serially, one ``Data`` per
+    graph (``y`` row ``i`` is graph ``i``'s labels), collated."""
+    data_list = []
+    for s, label in zip(smiles, y):
+        graph = smiles2graph(s)
+        data_list.append(
+            Data(
+                x=torch.from_numpy(graph["node_feat"]).to(torch.int64),
+                edge_index=torch.from_numpy(graph["edge_index"]).to(torch.int64),
+                edge_attr=torch.from_numpy(graph["edge_feat"]).to(torch.int64),
+                y=label.unsqueeze(0),
+            )
+        )
+    return InMemoryDataset.collate(data_list)
+
+
 def reference_process(csv_path: Path, limit: int | None) -> tuple[Data, dict[str, Tensor]]:
     """What the LRGB loader's ``PeptidesFunctionalDataset.process`` does: read the csv with pandas,
-    call OGB's ``smiles2graph`` serially, build one ``Data`` per graph and collate them."""
+    parse every label list, then :func:`reference_collate`."""
     frame = pd.read_csv(csv_path)
     if limit is not None:
         frame = frame.iloc[:limit]
-    data_list = []
-    for smiles, labels in zip(frame["smiles"], frame["labels"]):
-        graph = smiles2graph(smiles)
-        data = Data(
-            x=torch.from_numpy(graph["node_feat"]).to(torch.int64),
-            edge_index=torch.from_numpy(graph["edge_index"]).to(torch.int64),
-            edge_attr=torch.from_numpy(graph["edge_feat"]).to(torch.int64),
-            y=torch.tensor([ast.literal_eval(labels)], dtype=torch.float32),
-        )
-        data_list.append(data)
-    return InMemoryDataset.collate(data_list)
+    y = torch.tensor([ast.literal_eval(labels) for labels in frame["labels"]], dtype=torch.float32)
+    return reference_collate(list(frame["smiles"]), y)
 
 
 def graph_list(store: GraphStore) -> list[Data]:

@@ -9,9 +9,10 @@ from typing import Any
 import lightning as L
 import torch
 from torch import Tensor
-from torch_geometric.loader import DataLoader
+from torch.utils.data import DataLoader
 from torch_geometric.transforms import BaseTransform
 
+from graphbench.datamodules.batching import graph_loader
 from graphbench.datamodules.cache import cache_key, load_or_build
 from graphbench.datamodules.graph_store import GraphStore
 from graphbench.datamodules.info import DatasetInfo, FeatureSpec
@@ -151,13 +152,7 @@ class GraphDataModule(L.LightningDataModule, ABC):
         return self.dataset.index_select(self.splits[split])
 
     def _loader(self, split: str, shuffle: bool) -> DataLoader:
-        return DataLoader(
-            self.split_dataset(split),
-            batch_size=self.batch_size,
-            shuffle=shuffle,
-            num_workers=self.num_workers,
-            persistent_workers=self.num_workers > 0,
-        )
+        return graph_loader(self.split_dataset(split), self.batch_size, shuffle, self.num_workers)
 
     def train_dataloader(self) -> DataLoader:
         return self._loader("train", shuffle=True)

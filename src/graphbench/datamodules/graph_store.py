@@ -7,7 +7,9 @@ from typing import Any, Callable, Sequence
 import numpy as np
 import torch
 from torch import Tensor
-from torch_geometric.data import Data, InMemoryDataset
+from torch_geometric.data import Batch, Data, InMemoryDataset
+
+from graphbench.datamodules.batching import Column, batching_plan, gather_batch
 
 
 class GraphStore(InMemoryDataset):
@@ -24,6 +26,8 @@ class GraphStore(InMemoryDataset):
         self._data = data
         self.slices = slices
         self._separated: list[list[Data] | None] = []  # one shared cell: copies of this store share it
+        self._plan: list[list[Column] | None] = []  # likewise
+        self._ids: tuple[Any, Tensor] | None = None  # (self._indices, the same as a tensor)
 
     @classmethod
     def from_list(cls, graphs: Sequence[Data], transform: Callable[[Data], Data] | None = None) -> "GraphStore":
@@ -35,6 +39,26 @@ class GraphStore(InMemoryDataset):
         data = copy.copy(graphs[idx]) if graphs is not None else super().get(idx)
         data.idx = int(idx)
         return data
+
+    def batch(self, positions: Sequence[int]) -> Batch:
+        """The graphs at ``positions`` of this view, collated: exactly
+        ``Batch.from_data_list([self[p] for p in positions])``, gathered in bulk by
+        :func:`~graphbench.datamodules.batching.gather_batch` unless a transform or an attribute
+        that only PyG's collate handles needs the per-graph path."""
+        if not self._plan:
+            self._plan.append(batching_plan(self._data, self.slices))
+        if self._plan[0] is None or self.transform is not None:
+            return Batch.from_data_list([self[p] for p in positions])
+        return gather_batch(self._data, self.slices, self._plan[0], self._graph_ids(positions))
+
+    def _graph_ids(self, positions: Sequence[int]) -> Tensor:
+        """Positions in this view -> indices in the whole dataset."""
+        chosen = torch.as_tensor(positions, dtype=torch.long)
+        if self._indices is None:
+            return chosen
+        if self._ids is None or self._ids[0] is not self._indices:
+            self._ids = (self._indices, torch.as_tensor(list(self.indices()), dtype=torch.long))
+        return self._ids[1][chosen]
 
     def _graphs(self) -> list[Data] | None:
         """Every graph, separated in bulk (built once); ``None`` when PyG's per-graph path must be used."""

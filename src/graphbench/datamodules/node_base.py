@@ -7,9 +7,11 @@ from typing import Any
 
 import torch
 from torch import Tensor
-from torch_geometric.data import Data
+from torch.utils.data import DataLoader
+from torch_geometric.data import Batch, Data
 
 from graphbench.datamodules.base import SPLITS, GraphDataModule
+from graphbench.datamodules.full_batch import full_batch_loader
 from graphbench.datamodules.graph_store import GraphStore
 from graphbench.datamodules.info import DatasetInfo, FeatureSpec
 from graphbench.errors import ConfigError, DataError
@@ -80,6 +82,7 @@ class NodeDataModule(GraphDataModule):
             random_split_masks(1, self.split_fractions, 0)  # validates the fractions now, not at setup
         self.normalize_features = normalize_features
         self.graph: Data | None = None
+        self.full_batch: Batch | None = None
 
     @abstractmethod
     def read_graph(self) -> Data:
@@ -119,6 +122,13 @@ class NodeDataModule(GraphDataModule):
             graph.x = row_normalize(graph.x)
         self.graph = graph
         self.dataset = GraphStore.from_list([graph])
+        self.full_batch = Batch.from_data_list([graph])
+
+    def _loader(self, split: str, shuffle: bool) -> DataLoader:
+        if self.full_batch is None:
+            self.setup()
+        assert self.full_batch is not None
+        return full_batch_loader(self.full_batch)
 
     @property
     def num_classes(self) -> int:

@@ -149,7 +149,7 @@ class LinkTaskModule(GraphTaskModule):
             metric.update(ranks, groups)
             y_true = labels[positive]
             ids = ids[positive] if ids is not None else None
-        self.log(f"{split}/loss", loss, on_step=False, on_epoch=True, batch_size=max(1, int(y_pred.numel())))
+        self.losses[f"{split}_loss"].update(loss.detach(), max(1, int(y_pred.numel())))
         if split == "test":
             if ids is None:
                 ids = torch.arange(self._test_seen, self._test_seen + y_pred.numel())
@@ -158,6 +158,7 @@ class LinkTaskModule(GraphTaskModule):
         return loss
 
     def _log_epoch_metric(self, split: str) -> float:
+        self._log_epoch_loss(split)
         metric = self.metrics[f"{split}_metric"]
         values = metric.compute_all() if hasattr(metric, "compute_all") else {self.info.metric: metric.compute()}
         metric.reset()

@@ -1,0 +1,65 @@
+"""The batched positional encodings the PE benchmark times give PyG's per-graph results on real
+Peptides-func graphs: RWSE equal to float precision, LapPE equal up to each eigenvector's sign and,
+within a repeated eigenvalue, up to a rotation of its eigenvectors (wherever PyG's ARPACK returns
+true eigenvectors; where it does not, graphbench's are checked against the float64 spectrum)."""
+from __future__ import annotations
+
+import copy
+
+import pytest
+import torch
+from torch_geometric.data import Data
+from torch_geometric.transforms import AddLaplacianEigenvectorPE, AddRandomWalkPE
+
+from benchmarks.pe import RESIDUAL, compare_lappe, eigenspaces
+from graphbench.transforms.lap_pe import LapPE
+from graphbench.transforms.precompute import precompute
+from graphbench.transforms.rwse import RWSE
+
+K, STEPS = 10, 20
+
+
+def test_eigenspaces_group_close_values() -> None:
+    values = torch.tensor([0.0, 1e-9, 0.5, 0.50005, 0.5001, 1.0])
+    assert eigenspaces(values) == [[0, 1], [2, 3, 4], [5]]
+
+
+def test_compare_lappe_sees_sign_rotation_and_wrong_vectors() -> None:
+    # a 4-cycle: spectrum 0, 1, 1, 2 (the eigenvalue 1 repeated)
+    cycle = Data(edge_index=torch.tensor([[0, 1, 1, 2, 2, 3, 3, 0], [1, 0, 2, 1, 3, 2, 0, 3]]), num_nodes=4)
+    ours = LapPE(k=3)(copy.copy(cycle))
+    c, s = 0.6, 0.8  # rotate the eigenvectors of 1 and flip the sign of the eigenvector of 2
+    turned = ours.lap_pe.clone()
+    turned[:, 0], turned[:, 1] = c * ours.lap_pe[:, 0] + s * ours.lap_pe[:, 1], -s * ours.lap_pe[:, 0] + c * ours.lap_pe[:, 1]
+    turned[:, 2] = -turned[:, 2]
+    same = compare_lappe(cycle, ours.lap_pe, ours.lap_eigval, turned)
+    assert same.projector_diff < 1e-6 and same.residual < 1e-6 and same.pyg_residual < 1e-6 and same.eigval_error < 1e-6
+    assert same.rotations == 1
+    wrong = ours.lap_pe[:, [0, 2, 1]]  # eigenvectors in the wrong columns
+    other = compare_lappe(cycle, ours.lap_pe, ours.lap_eigval, wrong)
+    assert other.projector_diff > 0.1 and other.pyg_residual > 0.1
+
+
+@pytest.mark.real_data
+def test_rwse_equals_pyg_per_graph(peptide_graphs: list[Data]) -> None:
+    ours = precompute(peptide_graphs, RWSE(k=STEPS))
+    for graph, mine in zip(peptide_graphs, ours):
+        pyg = AddRandomWalkPE(walk_length=STEPS)(copy.copy(graph)).random_walk_pe
+        torch.testing.assert_close(mine.rwse, pyg, atol=1e-6, rtol=1e-5)
+
+
+@pytest.mark.real_data
+def test_lappe_equals_pyg_up_to_sign_and_rotation(peptide_graphs: list[Data]) -> None:
+    graphs = [g for g in peptide_graphs if g.num_nodes > K + 1]  # PyG's transform needs N > k + 1
+    assert len(graphs) > 0.9 * len(peptide_graphs)
+    ours = precompute(graphs, LapPE(k=K))
+    found = []
+    for graph, mine in zip(graphs, ours):
+        pyg = AddLaplacianEigenvectorPE(k=K, is_undirected=True)(copy.copy(graph)).laplacian_eigenvector_pe
+        found.append(compare_lappe(graph, mine.lap_pe, mine.lap_eigval, pyg))
+    assert max(c.eigval_error for c in found) < 1e-5
+    assert max(c.residual for c in found) < 1e-5, "graphbench's columns must be eigenvectors of their eigenvalues"
+    accurate = [c for c in found if c.pyg_residual <= RESIDUAL]
+    assert len(accurate) >= 0.98 * len(found), "PyG's ARPACK should converge on nearly every graph"
+    assert max(c.projector_diff for c in accurate) < 1e-4
+    assert sum(c.rotations for c in accurate) > 0, "the sample must contain repeated eigenvalues"
