@@ -87,7 +87,7 @@ def run(ctx: Context) -> list[Row]:
     later = rss[1:] if len(rss) > 2 else rss  # after the first epoch (warm-up)
     slope = float(np.polyfit(np.arange(len(later)), later, 1)[0]) if len(later) > 1 else 0.0
     peak.graphbench = f"{record['peak_mb']:.0f} MiB"
-    peak.note = "python run.py in a fresh process with the processed dataset cached, ru_maxrss"
+    peak.note = "python run.py in a fresh process with the processed dataset cached, VmHWM"
     growth.graphbench = " → ".join(f"{v:.0f}" for v in rss) + " MiB"
     growth.figure = slope
     growth.note = (

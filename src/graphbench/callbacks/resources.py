@@ -10,7 +10,16 @@ import torch
 
 
 def peak_rss_mb() -> float:
-    """Peak resident set size of this process in MiB (``ru_maxrss`` is KiB on Linux, bytes on macOS)."""
+    """Peak resident set size of this process in MiB. On Linux ``VmHWM`` from ``/proc/self/status``:
+    ``ru_maxrss`` survives ``exec``, so a process started by a large parent (a sweep launcher, a job
+    runner) would report the parent's size. Elsewhere ``ru_maxrss`` (KiB on Linux, bytes on macOS)."""
+    try:
+        with open("/proc/self/status") as handle:
+            for line in handle:
+                if line.startswith("VmHWM:"):
+                    return int(line.split()[1]) / 1024
+    except OSError:
+        pass
     rss = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
     return rss / (1024 * 1024) if sys.platform == "darwin" else rss / 1024
 
