@@ -3,33 +3,48 @@
     python run.py                                            # the default experiment
     python run.py -m dataset=peptides-func model=gcn head=mlp2 seed=0,1,2,3
     python run.py --help                                     # groups and their options
+
+Exit code: 0 when the run completed; 1 when it failed or diverged; 130 after Ctrl-C; 143 after
+SIGTERM. A multirun goes on after a job that failed and ends by listing the jobs that did not
+complete (exit code 1, see graphbench.hydra_callbacks).
 """
 from __future__ import annotations
 
-import logging
 import sys
 
 import hydra
 from hydra.core.hydra_config import HydraConfig
 from hydra.types import RunMode
-from omegaconf import DictConfig
+from omegaconf import DictConfig, open_dict
 
-from graphbench.cli import run_task
+from graphbench.cli import format_summary, quiet_library_logging, run_task
 from graphbench.errors import GraphbenchError
-
-log = logging.getLogger("graphbench")
+from graphbench.naming import run_group_from_overrides
+from graphbench.record import INTERRUPTED, PREEMPTED, exit_code
 
 
 @hydra.main(version_base="1.3", config_path="conf", config_name="config")
-def main(cfg: DictConfig) -> None:
+def main(cfg: DictConfig) -> float | None:
+    quiet_library_logging()
+    if cfg.get("run_group") is None:  # the W&B group: this job's overrides minus the seed (graphbench.naming)
+        with open_dict(cfg):
+            cfg.run_group = run_group_from_overrides(list(HydraConfig.get().overrides.task))
+    multirun = HydraConfig.get().mode == RunMode.MULTIRUN
     try:
-        run_task(cfg)
-    except GraphbenchError as exc:
-        log.error("%s", exc)
-        print(f"error: {exc}", file=sys.stderr)
-        if HydraConfig.get().mode == RunMode.RUN:
-            raise SystemExit(1) from None
-        # in a multirun the other jobs go on; the failure is recorded in this job's results.json
+        record = run_task(cfg)
+    except GraphbenchError as exc:  # raised only before the run directory exists
+        print(f"error: {exc}", file=sys.stderr, flush=True)
+        if multirun:
+            return None
+        raise SystemExit(1) from None
+    if not record.completed:
+        print(f"error: {record.status} (run directory: {record.run_dir})", file=sys.stderr, flush=True)
+        if not multirun or record.status in (INTERRUPTED, PREEMPTED):  # a stopped sweep stops whole
+            raise SystemExit(exit_code(record.status))
+        return None
+    print(format_summary(record), flush=True)
+    value = record.metrics.get(record.monitor or "")
+    return float(value) if value is not None else None  # what a Hydra sweeper (Optuna) optimizes
 
 
 if __name__ == "__main__":

@@ -1,31 +1,64 @@
-"""What ``run.py`` does with a composed config: run the task, print its outcome."""
+"""What ``run.py`` does with a composed config: run the task, print its outcome, map it to an exit code."""
 from __future__ import annotations
 
-from typing import Any
+import logging
+import warnings
 
 from omegaconf import DictConfig
 
 from graphbench.instantiate import METADATA_KEYS, build
+from graphbench.record import RunRecord
 
 
-def format_summary(results: dict[str, Any]) -> str:
-    """A short human-readable summary of a finished run."""
-    lines = [
-        f"status: {results['status']}",
-        f"parameters: {results['num_params']:,} (hidden_dim={results['hidden_dim']})",
-        f"best epoch: {results['best_epoch']} of {results['epochs_trained']}",
-    ]
-    metrics = results["metrics"]
-    for split in ("train", "val", "test"):
-        values = ", ".join(f"{k} = {v:.4f}" for k, v in sorted(metrics.items()) if k.startswith(f"{split}/"))
-        lines.append(f"{split}: {values}")
-    if results.get("time_per_epoch_s") is not None:
-        lines.append(f"time per epoch: {results['time_per_epoch_s']:.2f} s, peak memory: {results['peak_memory_mb']:.0f} MiB")
+def format_summary(record: RunRecord) -> str:
+    """A short human-readable summary of a run: its status, numbers when it completed, its directory."""
+    lines = [f"status: {record.status}"]
+    if record.completed:
+        lines.append(f"parameters: {record.num_params:,} (hidden_dim={record.hidden_dim})")
+        lines.append(f"best epoch: {record.best_epoch} of {record.epochs_trained}")
+        for split in ("train", "val", "test"):
+            values = ", ".join(
+                f"{k} = {v:.4f}" if v is not None else f"{k} = n/a"
+                for k, v in sorted(record.metrics.items())
+                if k.startswith(f"{split}/")
+            )
+            lines.append(f"{split}: {values}")
+        if record.time_per_epoch_s is not None and record.peak_memory_mb is not None:
+            lines.append(f"time per epoch: {record.time_per_epoch_s:.2f} s, peak memory: {record.peak_memory_mb:.0f} MiB")
+    lines.append(f"run directory: {record.run_dir}")
     return "\n".join(lines)
 
 
-def run_task(cfg: DictConfig) -> dict[str, Any]:
+def run_task(cfg: DictConfig) -> RunRecord:
     task = build(cfg.task, "task", METADATA_KEYS)
-    results = task(cfg)
-    print(format_summary(results), flush=True)
-    return results
+    return task(cfg)
+
+
+#: warnings Lightning raises about its own internals or about step-level logging, which graphbench
+#: does not use (it logs once per epoch); (message regex, module regex) for ``warnings.filterwarnings``
+IGNORED_WARNINGS: tuple[tuple[str, str], ...] = (
+    (r".*isinstance\(treespec, LeafSpec\)` is deprecated.*", r"lightning\.pytorch\.utilities\._pytree"),
+    (r"The number of training batches .* is smaller than the logging interval.*", r"lightning\.pytorch\..*"),
+)
+
+
+def quiet_library_logging() -> None:
+    """Each message once, in the app's format: Lightning's loggers print through handlers of their
+    own as well as through the ones Hydra installs; keep only the latter. Lightning's advertisement
+    for its cloud logger and the warnings in :data:`IGNORED_WARNINGS` are dropped."""
+    import lightning.pytorch  # noqa: F401 - importing it installs the handlers removed here
+
+    for name in ("lightning", "lightning.pytorch", "lightning.fabric"):
+        logger = logging.getLogger(name)
+        for handler in list(logger.handlers):
+            logger.removeHandler(handler)
+        logger.propagate = True
+    for message, module in IGNORED_WARNINGS:
+        warnings.filterwarnings("ignore", message=message, module=module)
+
+    class _NoAdverts(logging.Filter):
+        def filter(self, record: logging.LogRecord) -> bool:
+            return "litlogger" not in record.getMessage()
+
+    for name in ("lightning.pytorch.utilities.rank_zero", "lightning.pytorch"):
+        logging.getLogger(name).addFilter(_NoAdverts())

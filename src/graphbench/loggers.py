@@ -62,6 +62,7 @@ class SafeWandbLogger(WandbLogger):
             experiment.summary.update(values)
 
     @_guarded
-    def finish(self) -> None:
+    def finish(self, exit_code: int = 0) -> None:
+        """End the W&B run; a non-zero ``exit_code`` marks it failed in W&B."""
         if self._experiment is not None:
-            self._experiment.finish()
+            self._experiment.finish(exit_code=exit_code)

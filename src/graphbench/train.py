@@ -1,37 +1,58 @@
 """The ``train`` task: build data and model from the config, fit, test at the best validation epoch,
-and write ``results.json`` and ``predictions.npz`` into the run directory."""
+and write ``results.json`` and ``predictions.npz`` into the run directory.
+
+Whatever happens, the run ends with a truthful ``status`` in ``results.json`` (see
+:mod:`graphbench.record`): ``completed``, ``failed: <one line>``, ``diverged at epoch N``,
+``interrupted`` (Ctrl-C) or ``preempted`` (SIGTERM). :func:`train` never raises for a run that went
+wrong; the caller maps the status to an exit code with :func:`graphbench.record.exit_code`.
+"""
 from __future__ import annotations
 
-import json
 import logging
-import math
+import sys
 import time
+import traceback
 from pathlib import Path
 from typing import Any, Callable
 
 import lightning as L
 import numpy as np
 from lightning.pytorch.callbacks import ModelCheckpoint
+from lightning.pytorch.utilities.exceptions import SIGTERMException
 from omegaconf import DictConfig, OmegaConf
 from torch import nn
 
 from graphbench.budget import solve_width
+from graphbench.callbacks.divergence import Diverged, DivergenceGuard
+from graphbench.callbacks.history import EpochHistory
 from graphbench.callbacks.parameter_budget import ParameterBudget
 from graphbench.callbacks.resources import ResourceTracker
 from graphbench.config_checks import check_config
 from graphbench.datamodules.base import GraphDataModule
 from graphbench.datamodules.info import DatasetInfo
-from graphbench.errors import GraphbenchError
+from graphbench.errors import ConfigError, GraphbenchError
 from graphbench.instantiate import METADATA_KEYS, build
 from graphbench.loggers import SafeWandbLogger
 from graphbench.modules.network import count_parameters
 from graphbench.modules.task_module import GraphTaskModule
+from graphbench.naming import seed_dependent_keys
+from graphbench.record import (
+    COMPLETED,
+    INTERRUPTED,
+    PREEMPTED,
+    RESULTS_FILENAME,
+    RUNNING,
+    RunRecord,
+    diverged,
+    exit_code,
+    failed,
+)
+from graphbench.signals import Preempted, SignalState, run_signals
 
 log = logging.getLogger(__name__)
 
-
-class TrainingFailed(GraphbenchError):
-    """Training raised; the run's results.json records the error."""
+#: where the traceback of an unexpected error goes (the console gets one line)
+ERROR_LOG: str = "error.log"
 
 
 def build_datamodule(cfg: DictConfig) -> GraphDataModule:
@@ -63,29 +84,62 @@ def task_module_class(info: DatasetInfo) -> type[GraphTaskModule]:
     return GraphTaskModule
 
 
-def _best_epoch(history: list[dict[str, float]], monitor: str, higher_is_better: bool) -> dict[str, float] | None:
-    scored = [r for r in history if monitor in r and not math.isnan(r[monitor])]
-    if not scored:
-        return None
-    pick = max if higher_is_better else min
-    return pick(scored, key=lambda r: r[monitor])  # first of equals, as ModelCheckpoint keeps it
+def show_progress_bar(setting: Any) -> bool:
+    """``trainer.enable_progress_bar``: ``auto`` shows Lightning's bar on a terminal only; elsewhere
+    (a log file, a cluster job) each epoch is one line instead of a pile of bar refreshes."""
+    if setting == "auto":
+        return sys.stdout.isatty()
+    return bool(setting)
 
 
-def _write_json(path: Path, payload: dict[str, Any]) -> None:
-    tmp = path.with_name(path.name + ".tmp")
-    tmp.write_text(json.dumps(payload, indent=2, default=str))
-    tmp.replace(path)
-
-
-def train(cfg: DictConfig) -> dict[str, Any]:
-    """Run one experiment; returns the content of ``results.json``."""
+def train(cfg: DictConfig) -> RunRecord:
+    """Run one experiment; returns its record, which is also in ``<paths.output_dir>/results.json``."""
     output_dir = Path(cfg.paths.output_dir)
-    output_dir.mkdir(parents=True, exist_ok=True)
-    results: dict[str, Any] = {"status": "running", "config": OmegaConf.to_container(cfg, resolve=True)}
-    _write_json(output_dir / "results.json", results)
+    try:
+        output_dir.mkdir(parents=True, exist_ok=True)
+    except OSError as exc:
+        raise ConfigError(f"cannot create the run directory {output_dir} ({exc.strerror}); choose another with hydra.run.dir=<dir>") from None
+    record = RunRecord(status=RUNNING, config={}, run_dir=str(output_dir))
+    results_path = output_dir / RESULTS_FILENAME
+    loggers: list[Any] = []
+    start = time.perf_counter()
+    with run_signals() as signals:
+        try:
+            record.config = OmegaConf.to_container(cfg, resolve=True)  # type: ignore[assignment]
+            record.replicate_keys = seed_dependent_keys(cfg)
+            record.write(results_path)
+            _fit_and_test(cfg, record, output_dir, signals, loggers)
+            record.status = COMPLETED
+        except BaseException as exc:  # noqa: BLE001 - every ending gets its status; nothing escapes unrecorded
+            record.status = _status_of(exc, signals, output_dir)
+        finally:
+            record.total_time_s = time.perf_counter() - start
+            record.write(results_path)
+            _finish_loggers(loggers, record)
+    return record
+
+
+def _status_of(exc: BaseException, signals: SignalState, output_dir: Path) -> str:
+    """The status of a run that ended with ``exc``; unexpected errors leave their traceback in
+    ``error.log`` beside ``results.json``."""
+    if isinstance(exc, Diverged):
+        return diverged(exc.epoch)
+    if isinstance(exc, KeyboardInterrupt):
+        return INTERRUPTED
+    if isinstance(exc, (Preempted, SIGTERMException)):
+        return PREEMPTED
+    if isinstance(exc, SystemExit) and signals.received is not None:
+        # Lightning turns Ctrl-C inside its loops into SystemExit(1) after a graceful shutdown
+        return INTERRUPTED if signals.received == 2 else PREEMPTED
+    if isinstance(exc, GraphbenchError):
+        return failed(str(exc))
+    (output_dir / ERROR_LOG).write_text("".join(traceback.format_exception(exc)))
+    return failed(f"{type(exc).__name__}: {exc} (traceback in {output_dir / ERROR_LOG})")
+
+
+def _fit_and_test(cfg: DictConfig, record: RunRecord, output_dir: Path, signals: SignalState, loggers: list[Any]) -> None:
     check_config(cfg)
     L.seed_everything(cfg.seed, workers=True, verbose=False)
-
     datamodule = build_datamodule(cfg)
     datamodule.prepare_data()
     datamodule.setup("fit")
@@ -98,13 +152,16 @@ def train(cfg: DictConfig) -> dict[str, Any]:
     L.seed_everything(cfg.seed, workers=True, verbose=False)  # same initial weights whatever the search built
     network = make_network(hidden_dim)
     num_params = count_parameters(network)
-    log.info("model %s: hidden_dim=%d, %d parameters", cfg.model.name, hidden_dim, num_params)
+    log.info("model %s: hidden_dim=%d, %s parameters", cfg.model.name, hidden_dim, f"{num_params:,}")
     module = task_module_class(info)(
         network,
         info,
         optimizer=build(cfg.optimizer, "optimizer", METADATA_KEYS),
         scheduler=build(cfg.scheduler, "scheduler", METADATA_KEYS) if cfg.scheduler.get("_target_") else None,
     )
+    record.num_params, record.hidden_dim = num_params, hidden_dim
+    record.monitor, record.metric, record.higher_is_better = info.monitor, info.metric, info.higher_is_better
+
     checkpoint = ModelCheckpoint(
         dirpath=output_dir / "checkpoints",
         filename="best",
@@ -114,56 +171,60 @@ def train(cfg: DictConfig) -> dict[str, Any]:
         save_weights_only=True,
         enable_version_counter=False,
     )
+    trainer_cfg = OmegaConf.to_container(cfg.trainer, resolve=True)
+    assert isinstance(trainer_cfg, dict)
+    progress_bar = show_progress_bar(trainer_cfg.get("enable_progress_bar", "auto"))
+    trainer_cfg["enable_progress_bar"] = progress_bar
+    history = EpochHistory(checkpoint, info.monitor, echo=not progress_bar)
     tracker = ResourceTracker()
     extra_callbacks = [build(c, f"callbacks.{k}") for k, c in (cfg.get("callbacks") or {}).items() if c]
-    loggers = [build(c, f"logger.{k}") for k, c in (cfg.get("logger") or {}).items() if c]
+    loggers.extend(build(c, f"logger.{k}") for k, c in (cfg.get("logger") or {}).items() if c)
     trainer: L.Trainer = build(
-        cfg.trainer,
+        OmegaConf.create(trainer_cfg),
         "trainer",
-        callbacks=[checkpoint, tracker, ParameterBudget(max_params), *extra_callbacks],
+        callbacks=[checkpoint, history, tracker, ParameterBudget(max_params), DivergenceGuard(), *extra_callbacks],
         logger=loggers or False,
         default_root_dir=str(output_dir),
     )
     for lg in loggers:
-        lg.log_hyperparams(results["config"])
-    results.update({"num_params": num_params, "hidden_dim": hidden_dim, "monitor": info.monitor,
-                    "metric": info.metric, "higher_is_better": info.higher_is_better})
-    start = time.perf_counter()
-    try:
+        lg.log_hyperparams(record.config)
+
+    with signals.lightning_loop():
         trainer.fit(module, datamodule=datamodule)
-        best = _best_epoch(module.history, info.monitor, info.higher_is_better)
-        if best is None:
-            raise RuntimeError(f"no epoch produced {info.monitor}; is validation disabled (limit_val_batches=0)?")
-        test_metrics = trainer.test(module, datamodule=datamodule, ckpt_path="best", verbose=False)[0]
-    except Exception as exc:
-        results["status"] = f"failed: {type(exc).__name__}: {exc}"
-        _write_json(output_dir / "results.json", results)
-        _finish_loggers(loggers, results)
-        if isinstance(exc, GraphbenchError):
-            raise
-        raise TrainingFailed(f"training failed: {type(exc).__name__}: {exc} (details in {output_dir})") from exc
+    _raise_if_stopped(trainer)
+    smoke_test = bool(trainer_cfg.get("fast_dev_run"))
+    # Lightning's fast_dev_run saves no checkpoint: the one epoch it runs is tested with its weights
+    best = (history.epochs[-1] if history.epochs else None) if smoke_test else history.best_record()
+    if best is None:
+        raise ConfigError(
+            f"no validation epoch produced {info.monitor}, so there is no best epoch to test: "
+            "validation must run at least once (trainer.check_val_every_n_epoch <= trainer.max_epochs, "
+            "trainer.limit_val_batches > 0)"
+        )
+    with signals.lightning_loop():
+        test_metrics = trainer.test(module, datamodule=datamodule, ckpt_path=None if smoke_test else checkpoint.best_model_path, verbose=False)[0]
+    _raise_if_stopped(trainer)
     metrics = {k: v for k, v in best.items() if k.startswith(("train/", "val/")) and not k.endswith("_best")}
     metrics.update({k: float(v) for k, v in test_metrics.items()})
-    results.update(
-        {
-            "status": "completed",
-            "best_epoch": int(best["epoch"]),
-            "epochs_trained": len(module.history),
-            "metrics": metrics,
-            "time_per_epoch_s": tracker.time_per_epoch_s,
-            "total_time_s": time.perf_counter() - start,
-            "peak_memory_mb": ResourceTracker.peak_memory_mb(module.device),
-        }
-    )
+    record.best_epoch = int(best["epoch"])
+    record.epochs_trained = len(history.epochs)
+    record.metrics = metrics
+    record.time_per_epoch_s = tracker.time_per_epoch_s
+    record.peak_memory_mb = ResourceTracker.peak_memory_mb(module.device)
     np.savez(output_dir / "predictions.npz", **{k: v.numpy() for k, v in module.test_predictions.items()})
-    _write_json(output_dir / "results.json", results)
-    _finish_loggers(loggers, results)
-    return results
 
 
-def _finish_loggers(loggers: list[Any], results: dict[str, Any]) -> None:
+def _raise_if_stopped(trainer: L.Trainer) -> None:
+    """Lightning ends ``fit`` quietly after a SIGTERM between batches; make that a preemption."""
+    if trainer.received_sigterm:
+        raise Preempted("SIGTERM received during training")
+    if trainer.interrupted:
+        raise KeyboardInterrupt
+
+
+def _finish_loggers(loggers: list[Any], record: RunRecord) -> None:
     for lg in loggers:
         if isinstance(lg, SafeWandbLogger):
-            summary = {k: v for k, v in results.items() if k != "config"}
+            summary = {k: v for k, v in record.to_dict().items() if k != "config"}
             lg.log_summary({**summary.pop("metrics", {}), **summary})
-            lg.finish()
+            lg.finish(exit_code=exit_code(record.status))

@@ -8,7 +8,7 @@ import pytest
 
 from graphbench.datamodules.archives import Archive, ensure_raw_files_from_archives, extract_archive
 from graphbench.datamodules.raw_files import RawFile
-from graphbench.errors import DataError
+from graphbench.errors import ConfigError, DataError
 
 
 def test_extracts_the_folder_into_its_place(tmp_path: Path) -> None:
@@ -67,3 +67,21 @@ def test_failed_download_is_reported_with_the_missing_files(tmp_path: Path) -> N
     with pytest.raises(DataError) as err:
         ensure_raw_files_from_archives(tmp_path / "root", [RawFile("D/raw/a.pickle")], "Toy", download=True, archives=[archive])
     assert "D/raw/a.pickle" in str(err.value) and "Archive download failed" in str(err.value)
+
+
+def test_archive_download_is_offered_not_done_unless_asked(tmp_path: Path) -> None:
+    """Issue 10: with download=false (the default) nothing is fetched; the message says what would be."""
+    zip_path = tmp_path / "d.zip"
+    with zipfile.ZipFile(zip_path, "w") as zf:
+        zf.writestr("d/a.pickle", b"a")
+    root = tmp_path / "root"
+    with pytest.raises(DataError) as err:
+        ensure_raw_files_from_archives(root, [RawFile("D/raw/a.pickle")], "Toy", download=False, archives=[Archive(zip_path.as_uri(), "d/", "D/raw")])
+    assert not root.exists()
+    assert str(err.value).endswith("With dataset.download=true, they would be downloaded and unzipped there (the data root must be writable).")
+
+
+def test_archive_data_dir_that_is_a_file_says_so(tmp_path: Path) -> None:
+    (tmp_path / "afile").write_text("")
+    with pytest.raises(ConfigError, match="is a file, not a directory"):
+        ensure_raw_files_from_archives(tmp_path / "afile", [RawFile("D/raw/a.pickle")], "Toy", download=True, archives=[Archive("https://x/d.zip", "d/", "D/raw")])

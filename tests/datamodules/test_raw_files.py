@@ -6,8 +6,9 @@ from pathlib import Path
 import numpy as np
 import pytest
 
+from graphbench.datamodules import raw_files
 from graphbench.datamodules.raw_files import RawFile, ensure_raw_files, load_numpy_pickle, md5sum
-from graphbench.errors import DataError
+from graphbench.errors import ConfigError, DataError
 
 
 def test_missing_files_are_all_named_with_their_place(tmp_path: Path) -> None:
@@ -47,3 +48,51 @@ def test_unpickler_refuses_arbitrary_objects(tmp_path: Path) -> None:
     path.write_bytes(pickle.dumps({"train": Evil()}))
     with pytest.raises(DataError, match="refusing to unpickle builtins.print"):
         load_numpy_pickle(path)
+
+
+def test_no_download_unless_asked(tmp_path: Path) -> None:
+    """Issue 10: raw data is only read from the data root; a download needs dataset.download=true."""
+    source = tmp_path / "official.txt"
+    source.write_bytes(b"official")
+    root = tmp_path / "root"
+    files = [RawFile("x/a.txt", url=source.as_uri())]
+    with pytest.raises(DataError) as err:
+        ensure_raw_files(root, files, "Toy", download=False)
+    assert not root.exists()
+    assert str(err.value).endswith(
+        f"With dataset.download=true, the files with an official URL would be fetched into {root.resolve()} (it must be writable)."
+    )
+    assert ensure_raw_files(root, files, "Toy", download=True) == [root / "x/a.txt"]
+    assert (root / "x/a.txt").read_bytes() == b"official"
+
+
+def test_no_download_into_a_data_root_that_is_not_writable(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Root ignores permission bits, so the access check itself is made to say no (as on a read-only mount)."""
+    source = tmp_path / "official.txt"
+    source.write_bytes(b"official")
+    monkeypatch.setattr(raw_files.os, "access", lambda path, mode: False)
+    with pytest.raises(DataError) as err:
+        ensure_raw_files(tmp_path / "root", [RawFile("x/a.txt", url=source.as_uri())], "Toy", download=True)
+    assert not (tmp_path / "root").exists()
+    assert str(err.value).endswith(f"dataset.download=true cannot fetch them: the data root {(tmp_path / 'root').resolve()} is not writable.")
+
+
+def test_files_without_a_url_get_no_download_hint(tmp_path: Path) -> None:
+    with pytest.raises(DataError) as err:
+        ensure_raw_files(tmp_path, [RawFile("x/b.pickle")], "Toy", download=False)
+    assert "download" not in str(err.value)
+
+
+def test_data_dir_that_is_a_file_says_so(tmp_path: Path) -> None:
+    """Issue 5: not 12 "missing" files and 12 failed downloads, but one line naming the mistake."""
+    afile = tmp_path / "passwd"
+    afile.write_text("root:x:0:0")
+    files = [RawFile("x/a.txt", url="https://example.org/a"), RawFile("x/b.txt")]
+    with pytest.raises(ConfigError) as err:
+        ensure_raw_files(afile, files, "Toy", download=True)
+    assert str(err.value) == (
+        f"paths.data_dir={afile} is a file, not a directory; "
+        "point paths.data_dir (env GRAPHBENCH_DATA) at the folder that holds the raw files"
+    )
+    with pytest.raises(ConfigError, match=f"is a file, not a directory \\({afile} is a file\\)"):
+        ensure_raw_files(afile / "sub", files, "Toy", download=False)

@@ -95,3 +95,84 @@ def test_corrupted_raw_file_is_rejected_without_cache(tmp_path: Path) -> None:
     assert "corrupted or not the official file" in proc.stderr and "MD5" in proc.stderr
     assert "Traceback" not in proc.stderr
     assert not (tmp_path / "cache").exists() or not any((tmp_path / "cache").glob("*.pt"))
+
+
+def test_multirun_report_groups_seeds_and_names_groups_by_overrides(tmp_path: Path) -> None:
+    """Issues 1 and 7: the report aggregates a real model x seed sweep over seeds; W&B names follow the overrides."""
+    sweep_dir = tmp_path / "sweep"
+    proc = run_cli(
+        ["-m", *FAST_CYCLES, "trainer.max_epochs=1", "model=gcn,mlp", "seed=0,1", f"hydra.sweep.dir={sweep_dir}"], tmp_path
+    )
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    records = [json.loads(path.read_text()) for path in sorted(sweep_dir.glob("*/results.json"))]
+    assert len(records) == 4
+    config = {(r["config"]["model"]["name"], r["config"]["seed"]): r["config"] for r in records}
+    assert sorted(config) == [("gcn", 0), ("gcn", 1), ("mlp", 0), ("mlp", 1)]
+    for (model, seed), cfg in config.items():
+        assert cfg["run_group"].startswith(f"model={model},dataset.batch_size=32,")
+        assert "seed" not in cfg["run_group"] and "cache_dir" not in cfg["run_group"]
+        assert cfg["run_name"] == f"{cfg['run_group']},seed={seed}"
+    assert config["gcn", 0]["run_group"] == config["gcn", 1]["run_group"] != config["mlp", 0]["run_group"]
+    assert config["mlp", 0]["run_group"] == config["mlp", 1]["run_group"]
+    assert config["gcn", 0]["run_name"] != config["gcn", 1]["run_name"]
+    # resolved inside the Hydra job (paths.output_dir is ${hydra:runtime.output_dir}): only the seed and its name vary
+    assert all(r["replicate_keys"] == ["run_name", "seed"] for r in records)
+
+    report = subprocess.run(
+        [sys.executable, "-m", "graphbench.report", str(sweep_dir)], cwd=REPO, capture_output=True, text=True, timeout=120
+    )
+    assert report.returncode == 0, report.stderr
+    rows = [line.split(" | ") for line in report.stdout.splitlines() if line.startswith("| model=")]
+    assert sorted((row[0], row[3]) for row in rows) == [("| model=gcn", "2"), ("| model=mlp", "2")]
+    (fixed,) = [line.split() for line in report.stdout.splitlines() if line.startswith("Fixed:")]
+    assert {"dataset=cycles", "head=mlp2"} <= set(fixed) and not any(word.startswith("model=") for word in fixed)
+    assert "over 1 seed pairs (seeds 0, 1; 2 groups; at most 1 per seed pair)" in report.stdout
+    assert "not computed" not in report.stdout
+
+
+def test_truncated_cache_is_moved_aside_and_rebuilt(tmp_path: Path) -> None:
+    """Issue 4: a corrupt cache entry no longer fails every later run: it is named, kept aside, rebuilt."""
+    args = [*FAST_CYCLES, "trainer.max_epochs=1", f"hydra.run.dir={tmp_path / 'run'}"]
+    assert run_cli(args, tmp_path).returncode == 0
+    (entry,) = (tmp_path / "cache").glob("cycles-*.pt")
+    truncated = entry.read_bytes()[:1000]
+    entry.write_bytes(truncated)
+    proc = run_cli(args, tmp_path)
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    output = proc.stdout + proc.stderr
+    (moved,) = (tmp_path / "cache").glob(f"{entry.name}.corrupt-*")
+    assert (
+        f"cache file {entry} cannot be read (RuntimeError: PytorchStreamReader failed reading zip archive: "
+        f"failed finding central directory); moved it to {moved.name} and rebuilding it"
+    ) in output
+    assert f"processing cycles (160 graphs): building the processed cache {entry} ..." in output
+    assert moved.read_bytes() == truncated
+    assert "Traceback" not in output
+    assert json.loads((tmp_path / "run" / "results.json").read_text())["status"] == "completed"
+
+
+@pytest.mark.parametrize(
+    ("args", "expected"),
+    [
+        (
+            [*FAST_CYCLES, "paths.cache_dir={tmp}/afile/cache"],
+            "cache directory {tmp}/afile/cache is not writable (cannot create it: Not a directory); "
+            "set paths.cache_dir=<a writable directory> (or env GRAPHBENCH_CACHE)",
+        ),
+        (
+            ["dataset=texas", "trainer.max_epochs=1", "trainer.enable_progress_bar=false", "paths.data_dir={tmp}/afile"],
+            "paths.data_dir={tmp}/afile is a file, not a directory; "
+            "point paths.data_dir (env GRAPHBENCH_DATA) at the folder that holds the raw files",
+        ),
+    ],
+    ids=["cache_dir-not-writable", "data_dir-is-a-file"],
+)
+def test_unusable_data_and_cache_dirs_give_one_line(tmp_path: Path, args: list[str], expected: str) -> None:
+    """Issue 5: a cache dir that cannot be written (a path under a file stops even root) and a data
+    root that is a file each end with one `error:` line, not a traceback or a list of downloads."""
+    (tmp_path / "afile").write_text("not a directory")
+    proc = run_cli([*(a.format(tmp=tmp_path) for a in args), f"hydra.run.dir={tmp_path / 'run'}"], tmp_path)
+    assert proc.returncode == 1
+    errors = [line for line in proc.stderr.splitlines() if line.startswith("error:")]
+    assert len(errors) == 1 and errors[0].endswith(expected.format(tmp=tmp_path)), proc.stderr[-3000:]
+    assert "Traceback" not in proc.stderr and "download" not in proc.stderr

@@ -145,3 +145,54 @@ def test_collect_separates_datasets_into_blocks(tmp_path: Path) -> None:
     write(tmp_path / "1", completed(tmp_path / "1", 0, 0.4, dataset="aqsol"))
     blocks = collect([tmp_path]).blocks
     assert [(b.dataset, [g.label for g in b.groups]) for b in blocks] == [("zinc", ["(all runs)"]), ("aqsol", ["(all runs)"])]
+
+
+def test_grouping_items_drop_the_runs_replicate_keys_and_run_name(tmp_path: Path) -> None:
+    cfg = config(tmp_path / "run1", seed=1)
+    cfg.update({"run_group": "model=gcn", "run_name": "model=gcn,seed=1", "tag": "s1", "aug": {"seed_list": [1, 2]}})
+    assert grouping_items(cfg, ["aug", "seed", "tag"]) == {
+        "dataset.name": '"zinc"',
+        "dataset.split_seed": "7",
+        "model.name": '"gcn"',
+        "model.num_layers": "4",
+        "head.name": '"mlp2"',
+        "trainer.max_epochs": "10",
+        "callbacks.ckpt.monitor": '"val/mae"',
+        "run_group": '"model=gcn"',
+    }
+    assert grouping_items(cfg)["tag"] == '"s1"'  # not declared seed-derived: kept
+
+
+def test_collect_groups_seed_derived_keys_together(tmp_path: Path) -> None:
+    root = tmp_path / "multirun"
+    for job, (model, seed) in enumerate([("gcn", 0), ("gcn", 1), ("gine", 0), ("gine", 1)]):
+        record = completed(root / str(job), seed, 0.3 + job / 100, model=model)
+        record["config"].update({"run_group": f"model={model}", "run_name": f"model={model},seed={seed}",
+                                 "tag": f"{model}-s{seed}"})
+        record["replicate_keys"] = ["run_name", "seed", "tag"]
+        write(root / str(job), record)
+    (block,) = collect([root]).blocks
+    assert [g.label for g in block.groups] == ["model=gcn", "model=gine"]  # run_group follows model.name: hidden
+    assert [[r.seed for r in g.runs] for g in block.groups] == [[0, 1], [0, 1]]
+
+
+def test_collect_groups_older_results_by_ignoring_run_name(tmp_path: Path) -> None:
+    for seed in (0, 1):
+        record = completed(tmp_path / str(seed), seed, 0.3)
+        record["config"]["run_name"] = f"zinc-gcn-mlp2-none-none-seed{seed}"  # no replicate_keys in the file
+        write(tmp_path / str(seed), record)
+    (block,) = collect([tmp_path]).blocks
+    assert [(g.label, [r.seed for r in g.runs]) for g in block.groups] == [("(all runs)", [0, 1])]
+
+
+def test_labels_show_run_group_only_when_nothing_else_tells_groups_apart() -> None:
+    def items(lr: float, group: str) -> dict[str, str]:
+        return {"model.name": '"gcn"', "optimizer.lr": json.dumps(lr), "run_group": json.dumps(group)}
+
+    swept = [items(0.01, "optimizer.lr=0.01"), items(0.001, "optimizer.lr=0.001")]
+    assert make_labels(swept)[0] == ["optimizer.lr=0.01", "optimizer.lr=0.001"]
+    renamed = [items(0.01, "ablation-a"), items(0.01, "ablation-b")]
+    assert make_labels(renamed)[0] == ["run_group=ablation-a", "run_group=ablation-b"]
+    mixed = [items(0.01, "a"), items(0.01, "b"), items(0.001, "b")]
+    assert make_labels(mixed)[0] == ["optimizer.lr=0.01 run_group=a", "optimizer.lr=0.01 run_group=b",
+                                     "optimizer.lr=0.001 run_group=b"]

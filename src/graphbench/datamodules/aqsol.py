@@ -52,7 +52,7 @@ class AQSOLDataModule(GraphDataModule):
 
     version = "1"
 
-    def __init__(self, *, download: bool = True, **kwargs: Any) -> None:
+    def __init__(self, *, download: bool = False, **kwargs: Any) -> None:
         super().__init__(**kwargs)
         self.download = download
 

@@ -2,8 +2,9 @@
 
 An :class:`Archive` maps a folder inside the zip onto a folder under the data root, the way the
 official loaders rename it after extraction (e.g. ``molecules/`` -> ``ZINC/raw/``). With
-``download: true`` a missing file is fetched by downloading its archive and extracting it; either way
-the final check is :func:`raw_files.ensure_raw_files`, whose error names every missing file.
+``download: true`` (default false) and a writable data root, a missing file is fetched by downloading
+its archive and extracting it; either way the final check is :func:`raw_files.ensure_raw_files`,
+whose error names every missing file.
 """
 from __future__ import annotations
 
@@ -15,7 +16,7 @@ from dataclasses import dataclass
 from pathlib import Path, PurePosixPath
 from typing import Sequence
 
-from graphbench.datamodules.raw_files import RawFile, _download, ensure_raw_files, verify_md5
+from graphbench.datamodules.raw_files import RawFile, _download, check_data_root, data_root_writable, ensure_raw_files, verify_md5
 from graphbench.errors import DataError
 
 
@@ -81,13 +82,14 @@ def ensure_raw_files_from_archives(
 ) -> list[Path]:
     """Like :func:`ensure_raw_files`, for files that (also) come inside archives.
 
-    A file inside an archive has no URL of its own; when it is missing and ``download`` is true, the
-    archive is downloaded and extracted. Files with their own URL are handled by ``ensure_raw_files``.
+    A file inside an archive has no URL of its own; when it is missing, ``download`` is true and the
+    data root is writable, the archive is downloaded and extracted. Files with their own URL are handled by ``ensure_raw_files``.
     """
     data_dir = Path(data_dir)
+    check_data_root(data_dir)
     missing = [f.relpath for f in files if not (data_dir / f.relpath).exists()]
     failures: list[str] = []
-    if missing and download:
+    if missing and download and data_root_writable(data_dir):
         for archive in archives:
             if any(archive.covers(m) for m in missing):
                 try:
@@ -98,16 +100,19 @@ def ensure_raw_files_from_archives(
         return ensure_raw_files(data_dir, list(files), dataset, download, timeout_s)
     except DataError as exc:
         still = [f.relpath for f in files if not (data_dir / f.relpath).exists()]
-        hints = [
-            f"  - {a.url} (unzip " + (f"its '{a.member_prefix}' folder" if a.member_prefix else "it") + f" into {data_dir / a.target_dir})"
-            for a in archives
-            if any(a.covers(m) for m in still)
-        ]
-        if not hints and not failures:
+        covering = [a for a in archives if any(a.covers(m) for m in still)]
+        if not covering and not failures:
             raise
         text = str(exc)
-        if hints:
-            text += "\nThe missing files are published in the official archive(s):\n" + "\n".join(hints)
+        if covering:
+            text += "\nThe missing files are published in the official archive(s):\n" + "\n".join(
+                f"  - {a.url} (unzip " + (f"its '{a.member_prefix}' folder" if a.member_prefix else "it") + f" into {data_dir / a.target_dir})"
+                for a in covering
+            )
+            if not download:
+                text += "\nWith dataset.download=true, they would be downloaded and unzipped there (the data root must be writable)."
+            elif not data_root_writable(data_dir):
+                text += f"\ndataset.download=true cannot fetch them: the data root {data_dir.resolve()} is not writable."
         if failures:
             text += "\nArchive download failed:\n  " + "\n  ".join(failures)
         raise DataError(text) from None

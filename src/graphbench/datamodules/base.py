@@ -102,6 +102,15 @@ class GraphDataModule(L.LightningDataModule, ABC):
         """Everything besides the class and version that determines the processed content."""
         return (self.name,)
 
+    def expected_num_graphs(self) -> int | None:
+        """How many graphs :meth:`build` produces, where that is known before building (it is
+        printed when a build starts); ``None`` when only the raw files tell."""
+        return None
+
+    def _build_label(self) -> str:
+        count = self.expected_num_graphs()
+        return self.name if count is None else f"{self.name} ({count:,} graphs)"
+
     def _cache_path(self, *extra: object) -> Path:
         key = cache_key(type(self).__qualname__, self.version, *self.cache_params(), *extra)
         return self.cache_dir / f"{self.name}-{key}.pt"
@@ -111,7 +120,7 @@ class GraphDataModule(L.LightningDataModule, ABC):
             store, splits = self.build()
             return {"store": store.state(), "splits": splits}
 
-        return load_or_build(self._cache_path(), build)
+        return load_or_build(self._cache_path(), build, self._build_label())
 
     def _with_pe(self) -> dict[str, Any]:
         base = self._processed()
@@ -126,7 +135,8 @@ class GraphDataModule(L.LightningDataModule, ABC):
                 del graph.idx
             return {"store": GraphStore.from_list(precompute(graphs, self.pe_transform)).state(), "splits": base["splits"]}
 
-        return load_or_build(self._cache_path("pe", repr(self.pe_transform)), build)
+        label = f"{self._build_label()} + {type(self.pe_transform).__name__}"
+        return load_or_build(self._cache_path("pe", repr(self.pe_transform)), build, label)
 
     def prepare_data(self) -> None:
         self._with_pe()

@@ -67,7 +67,7 @@ class CSLDataModule(GraphDataModule):
         skips: tuple[int, ...] = CSL_SKIPS,
         graphs_per_class: int = 15,
         generation_seed: int = 0,
-        download: bool = True,
+        download: bool = False,
         **kwargs: Any,
     ) -> None:
         super().__init__(**kwargs)

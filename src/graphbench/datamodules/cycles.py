@@ -134,6 +134,9 @@ class CyclesDataModule(GraphDataModule):
     def cache_params(self) -> tuple[Any, ...]:
         return (self.name, self.sizes, self.min_nodes, self.max_nodes, self.cycle_length, self.other_lengths, self.generation_seed)
 
+    def expected_num_graphs(self) -> int | None:
+        return sum(self.sizes)
+
     def build(self) -> tuple[GraphStore, dict[str, Tensor]]:
         total = sum(self.sizes)
         graphs, y = generate_cycles(total, self.min_nodes, self.max_nodes, self.cycle_length, self.other_lengths, self.generation_seed)

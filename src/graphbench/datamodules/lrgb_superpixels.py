@@ -55,7 +55,7 @@ class LRGBSuperpixelsDataModule(GraphDataModule):
 
     version = "1"
 
-    def __init__(self, *, lrgb_name: str, download: bool = True, **kwargs: Any) -> None:
+    def __init__(self, *, lrgb_name: str, download: bool = False, **kwargs: Any) -> None:
         if lrgb_name not in LRGB_SUPERPIXELS:
             raise ConfigError(f"dataset.lrgb_name={lrgb_name!r} is not supported; valid: {sorted(LRGB_SUPERPIXELS)}")
         super().__init__(**kwargs)

@@ -76,7 +76,7 @@ class OGBGraphDataModule(GraphDataModule):
 
     version = "1"
 
-    def __init__(self, *, ogb_name: str, download: bool = True, featurize_workers: int | None = None, **kwargs: Any) -> None:
+    def __init__(self, *, ogb_name: str, download: bool = False, featurize_workers: int | None = None, **kwargs: Any) -> None:
         if ogb_name not in OGB_MOL_DATASETS:
             raise ConfigError(f"dataset.ogb_name={ogb_name!r} is not supported; valid: {sorted(OGB_MOL_DATASETS)}")
         super().__init__(**kwargs)

@@ -49,6 +49,9 @@ PEPTIDES_STRUCT_FILES = [
     ),
 ]
 
+#: number of peptides in both LRGB Peptides datasets (split 10,873 / 2,331 / 2,331)
+NUM_PEPTIDES = 15_535
+
 PEPTIDES_STRUCT_TARGETS = (
     "Inertia_mass_a", "Inertia_mass_b", "Inertia_mass_c",
     "Inertia_valence_a", "Inertia_valence_b", "Inertia_valence_c",
@@ -119,7 +122,7 @@ class _PeptidesDataModule(GraphDataModule):
     title: str = ""
     num_outputs: int = 0
 
-    def __init__(self, *, download: bool = True, featurize_workers: int | None = None, **kwargs: Any) -> None:
+    def __init__(self, *, download: bool = False, featurize_workers: int | None = None, **kwargs: Any) -> None:
         super().__init__(**kwargs)
         self.download = download
         self.featurize_workers = featurize_workers
@@ -127,6 +130,9 @@ class _PeptidesDataModule(GraphDataModule):
     @property
     def info(self) -> DatasetInfo:
         return self.make_info(num_outputs=self.num_outputs, node_features=FeatureSpec("atom"), edge_features=FeatureSpec("bond"))
+
+    def expected_num_graphs(self) -> int | None:
+        return NUM_PEPTIDES
 
     def raw_files(self) -> list[RawFile]:
         raise NotImplementedError

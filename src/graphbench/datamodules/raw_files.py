@@ -1,8 +1,9 @@
-"""Reading official raw files from a read-only data root: checksums, safe unpickling, downloads."""
+"""Reading official raw files from a read-only data root: checksums, safe unpickling, opt-in downloads."""
 from __future__ import annotations
 
 import hashlib
 import io
+import os
 import pickle
 import urllib.request
 from dataclasses import dataclass
@@ -11,7 +12,7 @@ from typing import Any
 
 import numpy as np
 
-from graphbench.errors import DataError
+from graphbench.errors import ConfigError, DataError
 
 
 @dataclass(frozen=True)
@@ -53,21 +54,50 @@ def _download(url: str, dest: Path, timeout_s: float) -> None:
         tmp.unlink(missing_ok=True)
 
 
+def check_data_root(data_dir: Path) -> None:
+    """Raise a :class:`ConfigError` when ``data_dir``, or the nearest folder above it that exists, is
+    a file: then no raw file can be found there (or downloaded there), whatever the dataset."""
+    data_dir = Path(data_dir)
+    for candidate in (data_dir, *data_dir.parents):
+        if candidate.exists():
+            if candidate.is_dir():
+                return
+            where = "" if candidate == data_dir else f" ({candidate} is a file)"
+            raise ConfigError(
+                f"paths.data_dir={data_dir} is a file, not a directory{where}; point paths.data_dir "
+                "(env GRAPHBENCH_DATA) at the folder that holds the raw files"
+            )
+
+
+def data_root_writable(data_dir: Path) -> bool:
+    """Whether downloads could be written under ``data_dir``: the nearest existing folder at or
+    above it is writable (a read-only mount or a folder without write permission is not)."""
+    for candidate in (Path(data_dir), *Path(data_dir).parents):
+        if candidate.exists():
+            return candidate.is_dir() and os.access(candidate, os.W_OK | os.X_OK)
+    return False
+
+
 def ensure_raw_files(
     data_dir: Path, files: list[RawFile], dataset: str, download: bool, timeout_s: float = 10.0
 ) -> list[Path]:
     """Locate (and verify) the raw files of ``dataset`` under ``data_dir``.
 
-    Missing files are downloaded from their official URL when ``download`` is true and the network
-    allows; otherwise one :class:`DataError` lists every missing file and where it must go.
+    Raw data is only read from ``data_dir``, except that with ``download`` true (the YAMLs' default
+    is false) missing files are downloaded there from their official URL, when the data root is
+    writable and the network allows. Otherwise one :class:`DataError` lists every missing file and
+    where it must go, and says whether ``dataset.download=true`` would fetch it. A ``data_dir`` that
+    is a file is a :class:`ConfigError`.
     """
+    check_data_root(data_dir)
+    root = Path(data_dir).resolve()
     paths = [Path(data_dir) / f.relpath for f in files]
     missing = [(f, p) for f, p in zip(files, paths) if not p.exists()]
     failures: list[str] = []
-    if missing and download:
+    writable = data_root_writable(data_dir)
+    if missing and download and writable:
         for f, p in missing:
             if f.url is None:
-                failures.append(f"{p}: no public URL")
                 continue
             try:
                 _download(f.url, p, timeout_s)
@@ -76,9 +106,17 @@ def ensure_raw_files(
         missing = [(f, p) for f, p in missing if not p.exists()]
     if missing:
         lines = "\n".join(f"  - {p}" + (f"  (official URL: {f.url})" if f.url else "") for f, p in missing)
-        why = ("\nDownload failed:\n  " + "\n  ".join(failures)) if failures else ""
+        fetchable = any(f.url is not None for f, _ in missing)
+        if not fetchable:
+            why = ""
+        elif not download:
+            why = f"\nWith dataset.download=true, the files with an official URL would be fetched into {root} (it must be writable)."
+        elif not writable:
+            why = f"\ndataset.download=true cannot fetch them: the data root {root} is not writable."
+        else:
+            why = ("\nDownload failed:\n  " + "\n  ".join(failures)) if failures else ""
         raise DataError(
-            f"Raw files of {dataset} not found under data root {Path(data_dir).resolve()}:\n{lines}\n"
+            f"Raw files of {dataset} not found under data root {root}:\n{lines}\n"
             f"Put the official files there, or point paths.data_dir (env GRAPHBENCH_DATA) at a folder "
             f"that holds them.{why}"
         )

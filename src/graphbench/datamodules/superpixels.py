@@ -47,7 +47,7 @@ class SuperpixelsDataModule(GraphDataModule):
 
     version = "1"
 
-    def __init__(self, *, superpixel_name: str, download: bool = True, **kwargs: Any) -> None:
+    def __init__(self, *, superpixel_name: str, download: bool = False, **kwargs: Any) -> None:
         if superpixel_name not in SUPERPIXEL_DATASETS:
             raise ConfigError(f"dataset.superpixel_name={superpixel_name!r} is not supported; valid: {sorted(SUPERPIXEL_DATASETS)}")
         super().__init__(**kwargs)

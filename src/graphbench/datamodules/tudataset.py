@@ -138,7 +138,7 @@ class TUDataModule(GraphDataModule):
         fold_files: str | None = None,
         fold_seed: int = 0,
         use_node_attr: bool = False,
-        download: bool = True,
+        download: bool = False,
         **kwargs: Any,
     ) -> None:
         super().__init__(**kwargs)

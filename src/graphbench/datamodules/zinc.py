@@ -63,7 +63,7 @@ class ZINCDataModule(GraphDataModule):
 
     version = "1"
 
-    def __init__(self, *, subset: bool, download: bool = True, **kwargs: Any) -> None:
+    def __init__(self, *, subset: bool, download: bool = False, **kwargs: Any) -> None:
         super().__init__(**kwargs)
         self.subset = subset
         self.download = download

@@ -37,9 +37,9 @@ class GraphTaskModule(L.LightningModule):
 
     Logs ``{split}/loss`` (the batch-size-weighted mean over the epoch) and ``{split}/{metric}`` each
     epoch and ``val/{metric}_best``; nothing is logged per step, since ``self.log`` costs about a
-    millisecond a call, a few percent of a small full-batch step. Keeps an
-    epoch-by-epoch ``history`` of the epoch metrics and, after testing, the raw test outputs in
-    ``test_predictions`` (``y_pred``, ``y_true``, ``index``).
+    millisecond a call, a few percent of a small full-batch step. After testing, the raw test
+    outputs are in ``test_predictions`` (``y_pred``, ``y_true``, ``index``); the epoch history is
+    kept by :class:`graphbench.callbacks.history.EpochHistory`.
     """
 
     def __init__(
@@ -58,7 +58,6 @@ class GraphTaskModule(L.LightningModule):
         self.metrics = nn.ModuleDict({f"{split}_metric": make_metric(info) for split in SPLITS})
         self.losses = nn.ModuleDict({f"{split}_loss": MeanMetric() for split in SPLITS})
         self.val_best = MaxMetric() if info.higher_is_better else MinMetric()
-        self.history: list[dict[str, float]] = []
         self.stop_below_lr: float | None = None
         self.test_predictions: dict[str, Tensor] = {}
         self._test_outputs: list[tuple[Tensor, Tensor, Tensor]] = []
@@ -119,10 +118,8 @@ class GraphTaskModule(L.LightningModule):
 
     def on_train_epoch_end(self) -> None:
         self._log_epoch_metric("train")
-        record = {"epoch": self.current_epoch, "lr": self.optimizers().param_groups[0]["lr"]}
-        record.update({k: float(v) for k, v in self.trainer.callback_metrics.items() if k.split("/")[0] in ("train", "val")})
-        self.history.append(record)
-        if self.stop_below_lr is not None and record["lr"] < self.stop_below_lr:
+        lr = self.trainer.optimizers[0].param_groups[0]["lr"]
+        if self.stop_below_lr is not None and lr < self.stop_below_lr:
             self.trainer.should_stop = True
 
     def on_test_epoch_start(self) -> None:

@@ -9,9 +9,12 @@ every ``results.json`` below the given directories (recursively), and
    as :class:`FailedRun` entries with a reason — no run is ever dropped silently;
 2. partitions usable runs into :class:`Block`\ s by ``(dataset.name, metric,
    higher_is_better)``: statistics and rankings only compare runs on the same task;
-3. groups the runs of a block by their resolved config with the replicate axis and
-   run-specific values removed (see :func:`grouping_items` for the exact rule), so one
-   :class:`Group` is one configuration evaluated over several seeds;
+3. groups the runs of a block by their resolved config minus the seed and everything
+   derived from it — the keys the run lists in ``replicate_keys`` (written by ``train``:
+   the keys whose resolved value changes when only ``seed`` changes, such as ``run_name``),
+   plus ``run_name`` by name for older results — and minus run-specific locations (see
+   :func:`grouping_items` for the exact rule), so one :class:`Group` is one configuration
+   evaluated over several seeds;
 4. labels each group by the config values that differ between groups of its block
    (see :func:`make_labels`), e.g. ``model=gcn head=mlp2``.
 """
@@ -29,9 +32,14 @@ from typing import Any
 RESULTS_FILENAME: str = "results.json"
 
 #: Top-level config keys that never distinguish configurations: ``seed`` is the
-#: replicate axis, ``paths`` and ``logger`` are where/how a run records itself,
-#: ``hydra`` is launcher state.
-IGNORED_TOP_LEVEL_KEYS: frozenset[str] = frozenset({"seed", "paths", "logger", "hydra"})
+#: replicate axis, ``run_name`` is derived from it (named here for results.json files
+#: written before ``replicate_keys`` existed), ``paths`` and ``logger`` are where/how a run
+#: records itself, ``hydra`` is launcher state.
+IGNORED_TOP_LEVEL_KEYS: frozenset[str] = frozenset({"seed", "run_name", "paths", "logger", "hydra"})
+#: Top-level keys that name a configuration for loggers (e.g. ``model=gcn,optimizer.lr=0.01``):
+#: they take part in grouping, but a label shows them only when the other differing keys
+#: do not already tell the groups apart (see :func:`make_labels`).
+NAMING_KEYS: frozenset[str] = frozenset({"run_group"})
 #: Top-level keys starting with these prefixes are also ignored (``hydra*``, ``_*``).
 IGNORED_TOP_LEVEL_PREFIXES: tuple[str, ...] = ("hydra", "_")
 #: Keys ignored at any depth: nested seeds (``seed: ${seed}``) and per-run output
@@ -61,6 +69,14 @@ class Run:
         """The top-level ``seed`` of the config, or ``None`` when absent."""
         seed = (self.config or {}).get("seed")
         return seed if isinstance(seed, int) and not isinstance(seed, bool) else None
+
+    @property
+    def replicate_keys(self) -> tuple[str, ...]:
+        """The dotted config keys derived from the seed (``results.json`` ``replicate_keys``), or ``()``."""
+        keys = self.record.get("replicate_keys")
+        if not isinstance(keys, list):
+            return ()
+        return tuple(key for key in keys if isinstance(key, str))
 
     @property
     def metric(self) -> str | None:
@@ -201,13 +217,15 @@ def _flatten(value: Any, prefix: str, out: dict[str, str], output_dir: str) -> N
     out[prefix] = json.dumps(value, sort_keys=True, separators=(",", ":"), default=str)
 
 
-def grouping_items(config: dict[str, Any]) -> dict[str, str]:
+def grouping_items(config: dict[str, Any], replicate_keys: Sequence[str] = ()) -> dict[str, str]:
     """The config as ``{dotted.key: canonical JSON value}``, minus what never defines a group.
 
-    Ignored: top-level keys in :data:`IGNORED_TOP_LEVEL_KEYS` (``seed``, ``paths``,
-    ``logger``, ``hydra``) or starting with :data:`IGNORED_TOP_LEVEL_PREFIXES`; keys named
-    in :data:`IGNORED_KEY_NAMES` at any depth; and any string value containing the run's
-    own ``paths.output_dir``. Lists are compared whole, as JSON.
+    Ignored: the dotted keys in ``replicate_keys`` (the run's own list of keys derived from
+    the seed, see :attr:`Run.replicate_keys`) and everything below them; top-level keys in
+    :data:`IGNORED_TOP_LEVEL_KEYS` (``seed``, ``run_name``, ``paths``, ``logger``, ``hydra``)
+    or starting with :data:`IGNORED_TOP_LEVEL_PREFIXES`; keys named in
+    :data:`IGNORED_KEY_NAMES` at any depth; and any string value containing the run's own
+    ``paths.output_dir``. Lists are compared whole, as JSON.
     """
     paths = config.get("paths")
     output_dir = str(paths.get("output_dir") or "") if isinstance(paths, dict) else ""
@@ -218,7 +236,8 @@ def grouping_items(config: dict[str, Any]) -> dict[str, str]:
     }
     out: dict[str, str] = {}
     _flatten(kept, "", out, output_dir)
-    return out
+    prefixes = tuple(f"{key}." for key in replicate_keys)
+    return {key: value for key, value in out.items() if key not in replicate_keys and not key.startswith(prefixes)}
 
 
 def _show(key: str, raw: str, name_keys: Sequence[str]) -> str:
@@ -228,6 +247,16 @@ def _show(key: str, raw: str, name_keys: Sequence[str]) -> str:
         return f"{shown_key}={ABSENT}"
     value = json.loads(raw)
     return f"{shown_key}={value if isinstance(value, str) else raw}"
+
+
+def _determined_by(items: Sequence[dict[str, str]], keys: Sequence[str], key: str) -> bool:
+    """Whether ``key``'s value is a function of the values of ``keys`` over the groups (never for no ``keys``)."""
+    seen: dict[tuple[str, ...], str] = {}
+    for group_items in items:
+        given = tuple(group_items.get(other, ABSENT) for other in keys)
+        if seen.setdefault(given, group_items.get(key, ABSENT)) != group_items.get(key, ABSENT):
+            return False
+    return bool(keys)
 
 
 def make_labels(items: Sequence[dict[str, str]]) -> tuple[list[str], str]:
@@ -240,7 +269,9 @@ def make_labels(items: Sequence[dict[str, str]]) -> tuple[list[str], str]:
     swept within one model), in config order. Keys fixed by the names (a model's own
     defaults) are omitted. The labels are unique because groups with equal ``N`` values and
     equal shown keys have equal configs. The fixed part lists ``<section>=<name>`` for the
-    sections whose name is the same in every group.
+    sections whose name is the same in every group. A differing key of :data:`NAMING_KEYS`
+    (``run_group``, a name built from the other keys) is left out of the labels when the
+    other shown keys already determine it.
     """
     order: list[str] = []
     for group_items in items:
@@ -249,15 +280,9 @@ def make_labels(items: Sequence[dict[str, str]]) -> tuple[list[str], str]:
     differing = [key for key, vals in zip(order, values) if len(set(vals)) > 1]
     name_keys = [key for key in differing if key.count(".") == 1 and key.endswith(".name")]
 
-    def explained_by_names(key: str) -> bool:
-        seen: dict[tuple[str, ...], str] = {}
-        for group_items in items:
-            names = tuple(group_items.get(name, ABSENT) for name in name_keys)
-            if seen.setdefault(names, group_items.get(key, ABSENT)) != group_items.get(key, ABSENT):
-                return False
-        return bool(name_keys)
-
-    shown = [key for key in differing if key in name_keys or not explained_by_names(key)]
+    shown = [key for key in differing if key in name_keys or not _determined_by(items, name_keys, key)]
+    descriptive = [key for key in shown if key not in NAMING_KEYS]
+    shown = [key for key in shown if key not in NAMING_KEYS or not _determined_by(items, descriptive, key)]
     labels = [
         " ".join(_show(key, group_items.get(key, ABSENT), name_keys) for key in shown) or "(all runs)"
         for group_items in items
@@ -281,7 +306,7 @@ def collect(dirs: Sequence[Path]) -> Collection:
             continue
         assert run.config is not None and run.metric is not None
         block_key = (run.dataset, run.metric, bool(run.record["higher_is_better"]))
-        items = grouping_items(run.config)
+        items = grouping_items(run.config, run.replicate_keys)
         group_key = json.dumps(items, sort_keys=True)
         groups = blocks.setdefault(block_key, {})
         groups.setdefault(group_key, Group(key=group_key, items=items)).runs.append(run)
@@ -304,7 +329,7 @@ def _failed_label(run: Run, label_of: dict[str, str]) -> str | None:
     """The label of the failed run's group; else its ``<section>=<name>`` pairs; else ``None``."""
     if run.config is None:
         return None
-    items = grouping_items(run.config)
+    items = grouping_items(run.config, run.replicate_keys)
     known = label_of.get(json.dumps(items, sort_keys=True))
     if known is not None:
         return known

@@ -1,0 +1,35 @@
+"""Stop a run whose loss is no longer a number, and say at which epoch."""
+from __future__ import annotations
+
+import math
+from typing import Any
+
+import lightning as L
+import torch
+
+from graphbench.errors import GraphbenchError
+
+
+class Diverged(GraphbenchError):
+    """The training loss (or the validation loss) became NaN or infinite."""
+
+    def __init__(self, epoch: int, what: str) -> None:
+        super().__init__(f"{what} is not finite at epoch {epoch}")
+        self.epoch = epoch
+
+
+class DivergenceGuard(L.Callback):
+    """Raises :class:`Diverged` at the first training step whose loss is not finite, and after a
+    validation epoch whose ``val/loss`` is not finite; training on would only burn compute on NaNs."""
+
+    def on_train_batch_end(self, trainer: L.Trainer, pl_module: L.LightningModule, outputs: Any, batch: Any, batch_idx: int) -> None:
+        loss = outputs.get("loss") if isinstance(outputs, dict) else outputs
+        if isinstance(loss, torch.Tensor) and not bool(torch.isfinite(loss.detach()).all()):
+            raise Diverged(trainer.current_epoch, "the training loss")
+
+    def on_validation_end(self, trainer: L.Trainer, pl_module: L.LightningModule) -> None:
+        if trainer.sanity_checking:
+            return
+        value = trainer.callback_metrics.get("val/loss")
+        if value is not None and not math.isfinite(float(value)):
+            raise Diverged(trainer.current_epoch, "the validation loss")

@@ -1,0 +1,76 @@
+"""The epoch-by-epoch history of a run, and which epoch the best-model checkpoint kept."""
+from __future__ import annotations
+
+import logging
+import math
+import time
+
+import lightning as L
+from lightning.pytorch.callbacks import Checkpoint, ModelCheckpoint
+
+log = logging.getLogger("graphbench.train")
+
+
+class EpochHistory(Checkpoint):
+    """Records ``{epoch, lr, train/*, val/*}`` after every training epoch, and the epoch whose
+    weights ``checkpoint`` holds (``best_epoch``): the one ``ModelCheckpoint`` chose, ties and all.
+
+    It derives from Lightning's ``Checkpoint`` marker class only for the order in which Lightning
+    calls it: metric-monitoring callbacks run their ``on_train_epoch_end`` after the LightningModule's,
+    where the epoch's training metrics are logged; Lightning puts them after every other callback and
+    keeps their relative order, so this one also runs after ``checkpoint``, which must be given first.
+
+    With ``echo``, each epoch is also logged as one line (the console's record when no progress bar
+    is shown: ``epoch 3/40  train/loss 0.4123  val/loss 0.5210  val/accuracy 0.9100  best 0.9300``).
+    """
+
+    def __init__(self, checkpoint: ModelCheckpoint, monitor: str, echo: bool = False) -> None:
+        self.checkpoint = checkpoint
+        self.monitor = monitor
+        self.echo = echo
+        self.epochs: list[dict[str, float]] = []
+        self.best_epoch: int | None = None
+        self._best_path_seen: str = ""
+        self._best_score_seen: float | None = None
+        self._epoch_start = 0.0
+
+    def on_train_epoch_start(self, trainer: L.Trainer, pl_module: L.LightningModule) -> None:
+        self._epoch_start = time.perf_counter()
+
+    def on_train_epoch_end(self, trainer: L.Trainer, pl_module: L.LightningModule) -> None:
+        record: dict[str, float] = {"epoch": trainer.current_epoch}
+        optimizers = trainer.optimizers
+        if optimizers:
+            record["lr"] = float(optimizers[0].param_groups[0]["lr"])
+        record.update(
+            {k: float(v) for k, v in trainer.callback_metrics.items() if k.split("/")[0] in ("train", "val")}
+        )
+        self.epochs.append(record)
+        score = self.checkpoint.best_model_score
+        score_value = None if score is None else float(score)
+        if self.checkpoint.best_model_path and (
+            self.checkpoint.best_model_path != self._best_path_seen or score_value != self._best_score_seen
+        ):
+            self.best_epoch = trainer.current_epoch
+            self._best_path_seen, self._best_score_seen = self.checkpoint.best_model_path, score_value
+        if self.echo:
+            log.info("%s", self.format_line(record, trainer.max_epochs, time.perf_counter() - self._epoch_start))
+
+    def format_line(self, record: dict[str, float], max_epochs: int | None, seconds: float) -> str:
+        total = f"/{max_epochs}" if max_epochs is not None and max_epochs > 0 else ""
+        parts = [f"epoch {int(record['epoch'])}{total}"]
+        for key in ("train/loss", "val/loss", self.monitor):
+            if key in record:
+                parts.append(f"{key} {record[key]:.4f}")
+        best = self.checkpoint.best_model_score
+        if best is not None and math.isfinite(float(best)):
+            parts.append(f"best {float(best):.4f} (epoch {self.best_epoch})")
+        parts.append(f"{seconds:.1f} s")
+        return "  ".join(parts)
+
+    def best_record(self) -> dict[str, float] | None:
+        """The history entry of the checkpointed epoch, or ``None`` when nothing was checkpointed."""
+        for record in self.epochs:
+            if record["epoch"] == self.best_epoch:
+                return record
+        return None

@@ -1,0 +1,123 @@
+"""The run record: what every run writes to ``results.json`` and what ``graphbench.report`` reads.
+
+One typed record, one schema version, strict JSON (non-finite numbers are written as ``null``, never
+as the ``NaN`` token that JSON does not have), written atomically so a reader never sees half a file.
+"""
+from __future__ import annotations
+
+import dataclasses
+import json
+import math
+import os
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+RESULTS_FILENAME: str = "results.json"
+#: bump when a field changes meaning; readers accept older versions field by field
+SCHEMA_VERSION: int = 2
+
+COMPLETED: str = "completed"
+RUNNING: str = "running"
+INTERRUPTED: str = "interrupted"
+PREEMPTED: str = "preempted"
+FAILED_PREFIX: str = "failed: "
+DIVERGED_PREFIX: str = "diverged at epoch "
+
+
+def failed(message: str) -> str:
+    """``failed: <message>`` on one line."""
+    return FAILED_PREFIX + " ".join(str(message).split())
+
+
+def diverged(epoch: int) -> str:
+    return f"{DIVERGED_PREFIX}{epoch}"
+
+
+def exit_code(status: str) -> int:
+    """The process exit code of a run that ended with ``status``: 0 only for ``completed``; 130 for
+    Ctrl-C and 143 for SIGTERM (128 + signal number, as a shell reports them); 1 for failed or
+    diverged runs."""
+    if status == COMPLETED:
+        return 0
+    if status == INTERRUPTED:
+        return 130
+    if status == PREEMPTED:
+        return 143
+    return 1
+
+
+def finite_or_none(value: Any) -> Any:
+    """``value`` with every non-finite float (NaN, ±inf), at any depth, replaced by ``None``."""
+    if isinstance(value, float) and not math.isfinite(value):
+        return None
+    if isinstance(value, dict):
+        return {k: finite_or_none(v) for k, v in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [finite_or_none(v) for v in value]
+    return value
+
+
+@dataclass
+class RunRecord:
+    """The content of one run's ``results.json``.
+
+    ``metrics`` holds ``train/<m>``, ``val/<m>`` (at the best validation epoch, the one the
+    checkpoint callback kept) and ``test/<m>`` (evaluated with that checkpoint); a metric that was not
+    finite is ``None``. ``replicate_keys`` are the dotted config keys whose value follows from the seed
+    (the seed itself, run names interpolating it): the report ignores them when it groups runs.
+    """
+
+    status: str
+    config: dict[str, Any]
+    schema_version: int = SCHEMA_VERSION
+    run_dir: str | None = None
+    replicate_keys: list[str] = field(default_factory=list)
+    num_params: int | None = None
+    hidden_dim: int | None = None
+    monitor: str | None = None
+    metric: str | None = None
+    higher_is_better: bool | None = None
+    best_epoch: int | None = None
+    epochs_trained: int | None = None
+    metrics: dict[str, float | None] = field(default_factory=dict)
+    time_per_epoch_s: float | None = None
+    total_time_s: float | None = None
+    peak_memory_mb: float | None = None
+
+    @property
+    def completed(self) -> bool:
+        return self.status == COMPLETED
+
+    def to_dict(self) -> dict[str, Any]:
+        return finite_or_none(dataclasses.asdict(self))
+
+    def to_json(self) -> str:
+        return json.dumps(self.to_dict(), indent=2, default=str, allow_nan=False)
+
+    def write(self, path: Path) -> None:
+        """Write atomically: a temporary file beside ``path``, then a rename."""
+        path = Path(path)
+        tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
+        tmp.write_text(self.to_json())
+        tmp.replace(path)
+
+    @classmethod
+    def from_dict(cls, data: dict[str, Any]) -> "RunRecord":
+        """Read a record of any schema version; unknown keys are ignored, missing ones take defaults.
+        Raises ``ValueError`` when ``data`` is not a record (no ``status`` or no ``config`` object)."""
+        if not isinstance(data, dict):
+            raise ValueError(f"{RESULTS_FILENAME} is not a JSON object")
+        if "status" not in data:
+            raise ValueError(f"{RESULTS_FILENAME} has no 'status'")
+        known = {f.name for f in dataclasses.fields(cls)}
+        values = {k: v for k, v in data.items() if k in known}
+        values["status"] = str(values["status"])
+        if not isinstance(values.get("config"), dict):
+            values["config"] = {}
+        values.setdefault("schema_version", 1)
+        return cls(**values)
+
+    @classmethod
+    def read(cls, path: Path) -> "RunRecord":
+        return cls.from_dict(json.loads(Path(path).read_text()))
