@@ -94,7 +94,7 @@ def graphbench_epoch(ctx: Context, work: Workload, run_dir: Path) -> Measured:
     ]
     results = train(compose_config(ctx, overrides, run_dir))
     times = json.loads(clock.read_text())
-    return Measured.of(times["wall_s"], times["cpu_s"], int(results["num_params"]))
+    return Measured.of(times["wall_s"], times["cpu_s"], int(results.num_params))
 
 
 def hand_written_epoch(ctx: Context, work: Workload, run_dir: Path) -> Measured:

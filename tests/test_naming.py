@@ -2,12 +2,17 @@
 from __future__ import annotations
 
 import hashlib
-from typing import Callable
+from collections.abc import Callable
 
 import pytest
 from omegaconf import DictConfig, OmegaConf
 
-from graphbench.naming import MAX_GROUP_LENGTH, is_naming_override, run_group_from_overrides, seed_dependent_keys
+from graphbench.naming import (
+    MAX_GROUP_LENGTH,
+    is_naming_override,
+    run_group_from_overrides,
+    seed_dependent_keys,
+)
 
 
 def test_group_drops_seed_and_locations_and_sorts() -> None:

@@ -107,11 +107,11 @@ def _resolved_leaves(node: DictConfig | ListConfig, prefix: str, out: dict[str, 
             return
         out[prefix] = json.dumps(value, sort_keys=True, default=str)
         return
-    for key in node.keys():
+    for key in node:
         dotted = f"{prefix}.{key}" if prefix else str(key)
         try:
             child = node[key]
-        except Exception:  # noqa: BLE001
+        except Exception:  # noqa: BLE001, S112 - an unresolvable value is skipped, by design
             continue
         if isinstance(child, (DictConfig, ListConfig)):
             _resolved_leaves(child, dotted, out)

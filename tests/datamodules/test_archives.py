@@ -6,7 +6,11 @@ from pathlib import Path
 
 import pytest
 
-from graphbench.datamodules.archives import Archive, ensure_raw_files_from_archives, extract_archive
+from graphbench.datamodules.archives import (
+    Archive,
+    ensure_raw_files_from_archives,
+    extract_archive,
+)
 from graphbench.datamodules.raw_files import RawFile
 from graphbench.errors import ConfigError, DataError
 

@@ -30,25 +30,25 @@ def node_link_metrics(monkeypatch: pytest.MonkeyPatch) -> None:
 
 def run(compose_cfg: Callable[..., DictConfig], overrides: list[str]) -> dict:
     results = train(compose_cfg([*FAST, *overrides]))
-    assert results["status"] == "completed"
+    assert results.status == "completed"
     return results
 
 
 def test_cora_fixture_node_level(compose_cfg: Callable[..., DictConfig], tmp_path: Path) -> None:
     write_planetoid(tmp_path / "data")
     results = run(compose_cfg, ["dataset=cora", "model=gcn", f"paths.data_dir={tmp_path / 'data'}"])
-    assert {"train/accuracy", "val/accuracy", "test/accuracy"} <= set(results["metrics"])
+    assert {"train/accuracy", "val/accuracy", "test/accuracy"} <= set(results.metrics)
 
 
 def test_pattern_node_level_weighted_accuracy(compose_cfg: Callable[..., DictConfig], tmp_path: Path) -> None:
     results = run(compose_cfg, ["dataset=pattern", "dataset.num_patterns=1", "dataset.graphs_per_pattern=[8,2,2]", "model=gcn", "dataset.batch_size=4"])
-    assert 0.0 <= results["metrics"]["test/weighted_accuracy"] <= 1.0
+    assert 0.0 <= results.metrics["test/weighted_accuracy"] <= 1.0
 
 
 def test_ogbl_collab_hits(compose_cfg: Callable[..., DictConfig], tmp_path: Path) -> None:
     write_ogbl_collab(tmp_path / "data")
     results = run(compose_cfg, ["dataset=collab", "model=gatedgcn", "dataset.batch_size=40", f"paths.data_dir={tmp_path / 'data'}", "dataset.use_val_edges_as_input=true"])
-    assert {"train/hits@50", "val/hits@50", "test/hits@50", "test/loss"} <= set(results["metrics"])
+    assert {"train/hits@50", "val/hits@50", "test/hits@50", "test/loss"} <= set(results.metrics)
     import numpy as np
 
     pred = np.load(tmp_path / "run" / "predictions.npz")
@@ -59,7 +59,7 @@ def test_pcqm_contact_mrr_variants(compose_cfg: Callable[..., DictConfig], tmp_p
     write_pcqm_contact(tmp_path / "data")
     monkeypatch.setattr(pcqm_contact, "PCQM_CONTACT_FILES", [RawFile(pcqm_contact.PCQM_CONTACT_FILES[0].relpath)])
     results = run(compose_cfg, ["dataset=pcqm-contact", "model=gine", "dataset.batch_size=4", "dataset.featurize_workers=1", f"paths.data_dir={tmp_path / 'data'}"])
-    metrics = results["metrics"]
+    metrics = results.metrics
     for name in ("mrr", "mrr_filtered", "mrr_ext_filtered", "hits@1", "hits@3_filtered", "hits@10_ext_filtered"):
         assert f"test/{name}" in metrics and 0.0 <= metrics[f"test/{name}"] <= 1.0
     assert metrics["test/mrr"] <= metrics["test/mrr_filtered"] <= metrics["test/mrr_ext_filtered"]
@@ -68,7 +68,7 @@ def test_pcqm_contact_mrr_variants(compose_cfg: Callable[..., DictConfig], tmp_p
 def test_tsp_edge_classification_f1(compose_cfg: Callable[..., DictConfig], tmp_path: Path) -> None:
     write_tsp(tmp_path / "data")
     results = run(compose_cfg, ["dataset=tsp", "model=gatedgcn", "dataset.batch_size=4", f"paths.data_dir={tmp_path / 'data'}"])
-    assert "test/f1" in results["metrics"]
+    assert "test/f1" in results.metrics
 
 
 def test_balanced_bce_weights_classes_by_the_other_frequency() -> None:

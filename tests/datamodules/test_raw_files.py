@@ -7,7 +7,12 @@ import numpy as np
 import pytest
 
 from graphbench.datamodules import raw_files
-from graphbench.datamodules.raw_files import RawFile, ensure_raw_files, load_numpy_pickle, md5sum
+from graphbench.datamodules.raw_files import (
+    RawFile,
+    ensure_raw_files,
+    load_numpy_pickle,
+    md5sum,
+)
 from graphbench.errors import ConfigError, DataError
 
 

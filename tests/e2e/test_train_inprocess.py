@@ -14,16 +14,22 @@ def test_same_seed_gives_identical_metrics(compose_cfg, tmp_path: Path) -> None:
     first = train(compose_cfg([*FAST_CYCLES, "seed=7", "logger=none"], run_dir=tmp_path / "a"))
     second = train(compose_cfg([*FAST_CYCLES, "seed=7", "logger=none"], run_dir=tmp_path / "b"))
     other = train(compose_cfg([*FAST_CYCLES, "seed=8", "logger=none"], run_dir=tmp_path / "c"))
-    assert first["metrics"] == second["metrics"]
-    assert first["best_epoch"] == second["best_epoch"]
-    assert first["metrics"]["train/loss"] != other["metrics"]["train/loss"]
+    assert first.metrics == second.metrics
+    assert first.best_epoch == second.best_epoch
+    assert first.metrics["train/loss"] != other.metrics["train/loss"]
 
 
 def test_wandb_offline_run_writes_its_files_and_finishes(compose_cfg, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("WANDB_MODE", "offline")
     run_dir = tmp_path / "run"
+    import wandb
+
     results = train(compose_cfg([*FAST_CYCLES, "logger=wandb", "logger.wandb.offline=true"], run_dir=run_dir))
-    assert results["status"] == "completed"
+    assert results.status == "completed"
+    assert wandb.run is None  # finished, so the next Hydra job starts its own run
+    # `finish` hands the run to W&B's service process, which writes the record file on its own time;
+    # `teardown` is W&B's documented wait for all data to be written (it runs at exit otherwise)
+    wandb.teardown()
     runs = list((run_dir / "wandb").glob("offline-run-*"))
     assert len(runs) == 1
     records = list(runs[0].glob("*.wandb"))
@@ -32,9 +38,6 @@ def test_wandb_offline_run_writes_its_files_and_finishes(compose_cfg, tmp_path: 
     # the full resolved config and the epoch metrics went into the run's record file
     for expected in (b"generation_seed", b"run_group", b"val/accuracy", b"train/loss"):
         assert expected in content, expected
-    import wandb
-
-    assert wandb.run is None  # finished, so the next Hydra job starts its own run
 
 
 def test_wandb_failure_never_kills_training(compose_cfg, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
@@ -45,5 +48,5 @@ def test_wandb_failure_never_kills_training(compose_cfg, tmp_path: Path, monkeyp
     monkeypatch.setenv("WANDB_BASE_URL", "http://127.0.0.1:9")  # nothing listens: fails fast, offline
     monkeypatch.setenv("WANDB_INIT_TIMEOUT", "5")
     results = train(compose_cfg([*FAST_CYCLES, "trainer.max_epochs=1", "logger=wandb"], run_dir=tmp_path / "run"))
-    assert results["status"] == "completed"
+    assert results.status == "completed"
     assert json.loads((tmp_path / "run" / "results.json").read_text())["status"] == "completed"

@@ -16,7 +16,14 @@ from dataclasses import dataclass
 from pathlib import Path, PurePosixPath
 from typing import Sequence
 
-from graphbench.datamodules.raw_files import RawFile, _download, check_data_root, data_root_writable, ensure_raw_files, verify_md5
+from graphbench.datamodules.raw_files import (
+    RawFile,
+    _download,
+    check_data_root,
+    data_root_writable,
+    ensure_raw_files,
+    verify_md5,
+)
 from graphbench.errors import DataError
 
 

@@ -24,8 +24,9 @@ import re
 import secrets
 import socket
 import time
+from collections.abc import Callable
 from pathlib import Path
-from typing import Any, Callable, TypeVar
+from typing import Any, TypeVar
 
 import torch
 from filelock import FileLock
@@ -214,8 +215,8 @@ def load_or_build(path: Path, build: Callable[[], T], label: str | None = None) 
             return _load(path)
         except (ConfigError, MemoryError):
             raise
-        except Exception:  # unreadable, or moved aside by another job meanwhile: decided under the lock
-            pass
+        except Exception as exc:  # noqa: BLE001 -- any unreadable file; decided (and reported) under the lock
+            log.debug("cache file %s not loaded without the lock (%s)", path, _first_line(exc))
     require_writable_dir(path.parent)
     try:
         lock = FileLock(str(path) + ".lock")
@@ -228,7 +229,7 @@ def load_or_build(path: Path, build: Callable[[], T], label: str | None = None) 
                 return _load(path)
             except (ConfigError, MemoryError):
                 raise
-            except Exception as exc:
+            except Exception as exc:  # noqa: BLE001 -- whatever makes a cache file unreadable, it is rebuilt
                 moved = _move_aside(path)
                 log.warning("cache file %s cannot be read (%s); moved it to %s and rebuilding it", path, _first_line(exc), moved.name)
         log.info("processing %s: building the processed cache %s ...", label or path.stem, path)

@@ -1,0 +1,134 @@
+"""Every way a run can end, through the real CLI: its ``status`` in ``results.json``, its exit code and
+what it prints."""
+from __future__ import annotations
+
+import json
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+from tests.conftest import FAST_CYCLES, real_data_root
+from tests.e2e.test_cli import cli_env, run_cli
+from tests.paths import REPO
+
+
+def strict_json(path: Path) -> dict:
+    """``results.json`` parsed by a reader that refuses the non-JSON tokens NaN and Infinity."""
+
+    def refuse(token: str) -> None:
+        raise ValueError(f"{path} holds the non-JSON token {token}")
+
+    return json.loads(path.read_text(), parse_constant=refuse)
+
+
+def start_and_signal(tmp_path: Path, signum: int) -> tuple[int, str, dict]:
+    """Start a long run, send ``signum`` once its second epoch has been printed, wait for it to end."""
+    run_dir = tmp_path / "run"
+    args = [*FAST_CYCLES, "trainer.max_epochs=500", f"hydra.run.dir={run_dir}", f"paths.cache_dir={tmp_path / 'cache'}"]
+    proc = subprocess.Popen(
+        [sys.executable, "run.py", *args], cwd=REPO, env=cli_env(), stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True
+    )
+    assert proc.stdout is not None
+    deadline = time.monotonic() + 300
+    for line in proc.stdout:
+        if line.startswith("epoch 1/") or time.monotonic() > deadline:
+            break
+    proc.send_signal(signum)
+    _, stderr = proc.communicate(timeout=300)
+    return proc.returncode, stderr, strict_json(run_dir / "results.json")
+
+
+def test_sigterm_during_training_ends_preempted_with_exit_code_143(tmp_path: Path) -> None:
+    code, stderr, results = start_and_signal(tmp_path, signal.SIGTERM)
+    assert results["status"] == "preempted"
+    assert code == 143
+    assert "error: preempted" in stderr and "Traceback" not in stderr
+
+
+def test_ctrl_c_during_training_ends_interrupted_with_exit_code_130(tmp_path: Path) -> None:
+    code, stderr, results = start_and_signal(tmp_path, signal.SIGINT)
+    assert results["status"] == "interrupted"
+    assert code == 130
+    assert "error: interrupted" in stderr and "Traceback" not in stderr
+
+
+def test_divergence_ends_diverged_with_strict_json(tmp_path: Path) -> None:
+    run_dir = tmp_path / "run"
+    proc = run_cli([*FAST_CYCLES, "optimizer.lr=1e10", f"hydra.run.dir={run_dir}"], tmp_path)
+    assert proc.returncode == 1
+    results = strict_json(run_dir / "results.json")
+    assert results["status"] == "diverged at epoch 0"
+    assert f"error: diverged at epoch 0 (run directory: {run_dir})" in proc.stderr
+
+
+@pytest.mark.parametrize(
+    ("override", "expected"),
+    [
+        ("model.hidden_dim=-5", "model.hidden_dim=-5 must be a positive integer"),
+        ("trainer.max_epochs=0", "trainer.max_epochs=0 must be an integer >= 1 (or -1: no limit)"),
+    ],
+)
+def test_bad_value_fails_in_one_line_and_is_recorded(tmp_path: Path, override: str, expected: str) -> None:
+    run_dir = tmp_path / "run"
+    proc = run_cli([*FAST_CYCLES, override, f"hydra.run.dir={run_dir}"], tmp_path)
+    assert proc.returncode == 1
+    assert "Traceback" not in proc.stderr
+    errors = [line for line in proc.stderr.splitlines() if line.startswith("error:")]
+    assert len(errors) == 1 and expected in errors[0]
+    assert strict_json(run_dir / "results.json")["status"] == f"failed: invalid config: {expected}"
+
+
+def test_multirun_runs_every_job_and_lists_the_ones_that_failed(tmp_path: Path) -> None:
+    sweep = tmp_path / "sweep"
+    proc = run_cli(["-m", *FAST_CYCLES, "trainer.max_epochs=1", "model.hidden_dim=-5,16", f"hydra.sweep.dir={sweep}"], tmp_path)
+    assert proc.returncode == 1
+    assert strict_json(sweep / "0" / "results.json")["status"].startswith("failed: invalid config: model.hidden_dim=-5")
+    assert strict_json(sweep / "1" / "results.json")["status"] == "completed"
+    assert f"multirun: 1 of 2 jobs completed ({sweep})" in proc.stdout
+    assert "not completed: 0 [" in proc.stderr and "model.hidden_dim=-5" in proc.stderr
+    assert "Traceback" not in proc.stderr
+
+
+@pytest.mark.real_data
+def test_multirun_with_a_bad_split_index_fails_that_job_only(tmp_path: Path) -> None:
+    """The issue's own command: split 99 of Texas does not exist, split 0 does."""
+    sweep = tmp_path / "sweep"
+    proc = run_cli(
+        ["-m", "dataset=texas", "dataset.split_index=99,0", f"paths.data_dir={real_data_root()}", "trainer.max_epochs=2", f"hydra.sweep.dir={sweep}"],
+        tmp_path,
+    )
+    assert proc.returncode == 1
+    first = strict_json(sweep / "0" / "results.json")["status"]
+    assert first.startswith("failed: dataset.split_index=99 is out of range for texas")
+    assert strict_json(sweep / "1" / "results.json")["status"] == "completed"
+
+
+def test_fast_dev_run_completes_with_results(tmp_path: Path) -> None:
+    run_dir = tmp_path / "run"
+    proc = run_cli(["++trainer.fast_dev_run=true", f"hydra.run.dir={run_dir}"], tmp_path)
+    assert proc.returncode == 0, proc.stderr[-2000:]
+    results = strict_json(run_dir / "results.json")
+    assert results["status"] == "completed"
+    assert results["epochs_trained"] == 1 and results["best_epoch"] == 0
+    assert {"val/accuracy", "test/accuracy"} <= set(results["metrics"])
+    assert (run_dir / "predictions.npz").exists()
+
+
+def test_console_output_says_each_thing_once(tmp_path: Path) -> None:
+    """One line per epoch off a terminal, no repeated message, no advertisement or internal
+    deprecation warning, and the summary names the run directory."""
+    run_dir = tmp_path / "run"
+    proc = run_cli([*FAST_CYCLES, "trainer.enable_progress_bar=auto", f"hydra.run.dir={run_dir}"], tmp_path)
+    assert proc.returncode == 0, proc.stderr[-2000:]
+    out = proc.stdout.splitlines()
+    assert [line.split("  ")[0] for line in out if line.startswith("epoch ")] == ["epoch 0/2", "epoch 1/2"]
+    assert len(out) == len(set(out)), "a line was printed twice"
+    everything = proc.stdout + proc.stderr
+    for unwanted in ("litlogger", "LeafSpec", "INFO:", "it/s]", "logging interval"):
+        assert unwanted not in everything, unwanted
+    assert out[-1] == f"run directory: {run_dir}"
+    assert len(out) < 20
