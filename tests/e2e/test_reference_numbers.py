@@ -1,0 +1,59 @@
+"""Refactors keep the numbers: four runs must give exactly the metrics recorded before the data layer
+was restructured (``reference_numbers.json``, recorded with the same seeds on this project's
+machine). The tolerance only absorbs float summation order; any change of data, split, model or
+protocol moves these numbers far more.
+
+Regenerate (only when a change is *meant* to move numbers, and say so in the commit):
+``GRAPHBENCH_RECORD_REFERENCE=1 python -m pytest tests/e2e/test_reference_numbers.py``.
+"""
+from __future__ import annotations
+
+import json
+import os
+from pathlib import Path
+
+import pytest
+
+from graphbench.train import train
+from tests.conftest import real_data_root
+
+REFERENCE = Path(__file__).with_name("reference_numbers.json")
+RECORD = os.environ.get("GRAPHBENCH_RECORD_REFERENCE") == "1"
+
+CASES: dict[str, list[str]] = {
+    "default": [],
+    "default-mlp": ["model=mlp"],
+    "cora-gcn": ["experiment=planetoid/cora-gcn"],
+    "peptides-func-gcn-limited": [
+        "dataset=peptides-func",
+        "model=gcn",
+        "trainer.max_epochs=2",
+        "++trainer.limit_train_batches=5",
+        "++trainer.limit_val_batches=2",
+        "++trainer.limit_test_batches=2",
+    ],
+}
+NEEDS_REAL_DATA = {"cora-gcn", "peptides-func-gcn-limited"}
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("case", list(CASES))
+def test_numbers_are_unchanged(case: str, compose_cfg, shared_cache_dir: Path, tmp_path: Path) -> None:
+    overrides = ["trainer.enable_progress_bar=false", "logger=none", *CASES[case]]
+    if case in NEEDS_REAL_DATA:
+        overrides += [f"paths.data_dir={real_data_root()}", f"paths.cache_dir={shared_cache_dir}"]
+    record = train(compose_cfg(overrides, run_dir=tmp_path / "run"))
+    assert record.status == "completed", record.status
+    got = {"num_params": record.num_params, "best_epoch": record.best_epoch, "epochs_trained": record.epochs_trained, "metrics": record.metrics}
+    if RECORD:
+        saved = json.loads(REFERENCE.read_text()) if REFERENCE.exists() else {}
+        saved[case] = got
+        REFERENCE.write_text(json.dumps(saved, indent=2, sort_keys=True) + "\n")
+        pytest.skip(f"recorded {case} into {REFERENCE.name}")
+    expected = json.loads(REFERENCE.read_text())[case]
+    assert got["num_params"] == expected["num_params"]
+    assert got["best_epoch"] == expected["best_epoch"]
+    assert got["epochs_trained"] == expected["epochs_trained"]
+    assert set(got["metrics"]) == set(expected["metrics"])
+    for key, value in expected["metrics"].items():
+        assert got["metrics"][key] == pytest.approx(value, abs=1e-5), key
