@@ -69,7 +69,7 @@ class RunRecord:
     """
 
     status: str
-    config: dict[str, Any]
+    config: dict[str, Any] | None
     schema_version: int = SCHEMA_VERSION
     run_dir: str | None = None
     replicate_keys: list[str] = field(default_factory=list)
@@ -114,7 +114,7 @@ class RunRecord:
         values = {k: v for k, v in data.items() if k in known}
         values["status"] = str(values["status"])
         if not isinstance(values.get("config"), dict):
-            values["config"] = {}
+            values["config"] = None  # a reader tells "no config" apart from an empty one
         values.setdefault("schema_version", 1)
         return cls(**values)
 

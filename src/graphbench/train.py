@@ -16,7 +16,6 @@ from pathlib import Path
 from typing import Any, Callable
 
 import lightning as L
-import numpy as np
 from lightning.pytorch.callbacks import ModelCheckpoint
 from lightning.pytorch.utilities.exceptions import SIGTERMException
 from omegaconf import DictConfig, OmegaConf
@@ -26,6 +25,7 @@ from graphbench.budget import solve_width
 from graphbench.callbacks.divergence import Diverged, DivergenceGuard
 from graphbench.callbacks.history import EpochHistory
 from graphbench.callbacks.parameter_budget import ParameterBudget
+from graphbench.callbacks.predictions import TestPredictions
 from graphbench.callbacks.resources import ResourceTracker
 from graphbench.config_checks import check_config
 from graphbench.datamodules.base import GraphDataModule
@@ -75,13 +75,36 @@ def network_builder(cfg: DictConfig, info: DatasetInfo) -> Callable[[int], nn.Mo
     return lambda hidden_dim: partial(hidden_dim=hidden_dim)
 
 
-def task_module_class(info: DatasetInfo) -> type[GraphTaskModule]:
-    """Graph- and node-level tasks share :class:`GraphTaskModule`; link prediction has its own."""
-    if info.level == "link":
-        from graphbench.modules.link_task_module import LinkTaskModule
+def build_task_module(cfg: DictConfig, network: nn.Module, info: DatasetInfo) -> GraphTaskModule:
+    """The LightningModule from the dataset's ``module`` node (its ``_target_``, loss and protocol
+    arguments), given the network, the dataset's facts, the optimizer and the scheduler."""
+    module_cfg = cfg.dataset.get("module")
+    if module_cfg is None:  # TRANSITIONAL until every dataset YAML states its module
+        module_cfg = OmegaConf.create(_legacy_module_config(info))
+    make_module = build(module_cfg, "dataset.module", _partial_=True)
+    return make_module(
+        network,
+        info,
+        optimizer=build(cfg.optimizer, "optimizer", METADATA_KEYS),
+        scheduler=build(cfg.scheduler, "scheduler", METADATA_KEYS) if cfg.scheduler.get("_target_") else None,
+    )
 
-        return LinkTaskModule
-    return GraphTaskModule
+
+def _legacy_module_config(info: DatasetInfo) -> dict[str, Any]:
+    if info.task_type in ("binary", "multilabel"):
+        loss = "graphbench.modules.losses.MaskedBCEWithLogitsLoss"
+    elif info.task_type == "multiclass":
+        loss = "torch.nn.CrossEntropyLoss"
+    else:
+        loss = "torch.nn.MSELoss" if info.metric in ("mse", "log_mse") else "torch.nn.L1Loss"
+    if info.level != "link":
+        return {"_target_": "graphbench.modules.task_module.GraphTaskModule", "loss": {"_target_": loss}}
+    if info.metric.startswith("mrr"):
+        return {"_target_": "graphbench.modules.link_task_module.LinkTaskModule", "protocol": "ranking", "num_negatives": 2, "loss": None}
+    if info.metric.startswith("hits@"):
+        return {"_target_": "graphbench.modules.link_task_module.LinkTaskModule", "protocol": "hits", "num_negatives": 1, "loss": None}
+    return {"_target_": "graphbench.modules.link_task_module.LinkTaskModule", "protocol": "classification",
+            "loss": {"_target_": "graphbench.modules.losses.BalancedBCEWithLogitsLoss"}}
 
 
 def show_progress_bar(setting: Any) -> bool:
@@ -153,12 +176,7 @@ def _fit_and_test(cfg: DictConfig, record: RunRecord, output_dir: Path, signals:
     network = make_network(hidden_dim)
     num_params = count_parameters(network)
     log.info("model %s: hidden_dim=%d, %s parameters", cfg.model.name, hidden_dim, f"{num_params:,}")
-    module = task_module_class(info)(
-        network,
-        info,
-        optimizer=build(cfg.optimizer, "optimizer", METADATA_KEYS),
-        scheduler=build(cfg.scheduler, "scheduler", METADATA_KEYS) if cfg.scheduler.get("_target_") else None,
-    )
+    module = build_task_module(cfg, network, info)
     record.num_params, record.hidden_dim = num_params, hidden_dim
     record.monitor, record.metric, record.higher_is_better = info.monitor, info.metric, info.higher_is_better
 
@@ -177,12 +195,13 @@ def _fit_and_test(cfg: DictConfig, record: RunRecord, output_dir: Path, signals:
     trainer_cfg["enable_progress_bar"] = progress_bar
     history = EpochHistory(checkpoint, info.monitor, echo=not progress_bar)
     tracker = ResourceTracker()
+    predictions = TestPredictions()
     extra_callbacks = [build(c, f"callbacks.{k}") for k, c in (cfg.get("callbacks") or {}).items() if c]
     loggers.extend(build(c, f"logger.{k}") for k, c in (cfg.get("logger") or {}).items() if c)
     trainer: L.Trainer = build(
         OmegaConf.create(trainer_cfg),
         "trainer",
-        callbacks=[checkpoint, history, tracker, ParameterBudget(max_params), DivergenceGuard(), *extra_callbacks],
+        callbacks=[checkpoint, history, tracker, predictions, ParameterBudget(max_params), DivergenceGuard(), *extra_callbacks],
         logger=loggers or False,
         default_root_dir=str(output_dir),
     )
@@ -211,7 +230,7 @@ def _fit_and_test(cfg: DictConfig, record: RunRecord, output_dir: Path, signals:
     record.metrics = metrics
     record.time_per_epoch_s = tracker.time_per_epoch_s
     record.peak_memory_mb = ResourceTracker.peak_memory_mb(module.device)
-    np.savez(output_dir / "predictions.npz", **{k: v.numpy() for k, v in module.test_predictions.items()})
+    predictions.save(output_dir / "predictions.npz")
 
 
 def _raise_if_stopped(trainer: L.Trainer) -> None:

@@ -63,7 +63,7 @@ def test_node_level_outputs_are_selected_and_aligned(tmp_path: Path) -> None:
     write_lrgb(tmp_path / "data", "pascalvoc-sp", [0, 1, 2])
     dm = datamodule(tmp_path / "data", tmp_path / "cache", "pascalvoc-sp")
     dm.setup()
-    module = GraphTaskModule(nn.Linear(14, 21), dm.info, optimizer=lambda p: torch.optim.SGD(p, lr=0.1))
+    module = GraphTaskModule(nn.Linear(14, 21), dm.info, optimizer=lambda p: torch.optim.SGD(p, lr=0.1), loss=nn.CrossEntropyLoss())
     module.forward = lambda batch: module.network(batch.x)  # type: ignore[method-assign]
     seen = []
     for batch in dm.val_dataloader():

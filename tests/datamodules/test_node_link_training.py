@@ -9,23 +9,14 @@ import pytest
 import torch
 from omegaconf import DictConfig
 
-import graphbench.modules.task_module as task_module
 from graphbench.datamodules import pcqm_contact
 from graphbench.datamodules.raw_files import RawFile
-from graphbench.metrics.factory import make_metric
-from graphbench.metrics.node_link import make_node_link_metric
-from graphbench.modules.link_task_module import balanced_bce
+from graphbench.modules.losses import BalancedBCEWithLogitsLoss
 from graphbench.train import train
 from tests.datamodules.link_fixtures import write_ogbl_collab, write_pcqm_contact, write_tsp
 from tests.datamodules.planetoid_fixture import write_planetoid
 
 FAST = ["trainer.max_epochs=1", "trainer.enable_progress_bar=false", "model.hidden_dim=8", "model.num_layers=2", "logger=none"]
-
-
-@pytest.fixture(autouse=True)
-def node_link_metrics(monkeypatch: pytest.MonkeyPatch) -> None:
-    """Until metrics/factory.py knows the node/link metric names, resolve them with make_node_link_metric."""
-    monkeypatch.setattr(task_module, "make_metric", lambda info: make_node_link_metric(info) or make_metric(info))
 
 
 def run(compose_cfg: Callable[..., DictConfig], overrides: list[str]) -> dict:
@@ -74,7 +65,7 @@ def test_tsp_edge_classification_f1(compose_cfg: Callable[..., DictConfig], tmp_
 def test_balanced_bce_weights_classes_by_the_other_frequency() -> None:
     logits, labels = torch.tensor([0.0, 0.0, 0.0, 0.0]), torch.tensor([1.0, 0.0, 0.0, 0.0])
     # w1 = 3/4, w0 = 1/4: every loss is log 2, so the weighted mean is log 2
-    assert balanced_bce(logits, labels).item() == pytest.approx(torch.log(torch.tensor(2.0)).item())
+    assert BalancedBCEWithLogitsLoss()(logits, labels).item() == pytest.approx(torch.log(torch.tensor(2.0)).item())
     logits = torch.tensor([2.0, 0.0, 0.0, 0.0])
     expected = (0.75 * torch.nn.functional.softplus(torch.tensor(-2.0)) + 3 * 0.25 * torch.log(torch.tensor(2.0))) / 1.5
-    assert balanced_bce(logits, labels).item() == pytest.approx(expected.item())
+    assert BalancedBCEWithLogitsLoss()(logits, labels).item() == pytest.approx(expected.item())

@@ -8,7 +8,7 @@ from graphbench.datamodules.info import DatasetInfo, FeatureSpec
 from graphbench.metrics.f1 import LogitBinaryF1
 from graphbench.metrics.hits import HitsAtK
 from graphbench.metrics.mrr import LinkRankingMetric
-from graphbench.metrics.node_link import make_node_link_metric
+from graphbench.metrics.registry import make_metric
 from graphbench.metrics.weighted_accuracy import WeightedAccuracy
 
 
@@ -38,11 +38,12 @@ def info(metric: str, task: str = "binary", outputs: int = 1) -> DatasetInfo:
     return DatasetInfo("toy", "link", task, outputs, metric, True, FeatureSpec("constant"), None)  # type: ignore[arg-type]
 
 
-def test_factory_helper_maps_names_to_metrics() -> None:
-    assert isinstance(make_node_link_metric(info("weighted_accuracy", "multiclass", 6)), WeightedAccuracy)
-    assert isinstance(make_node_link_metric(info("f1")), LogitBinaryF1)
-    hits = make_node_link_metric(info("hits@20"))
+def test_registry_maps_node_and_link_names_to_metrics() -> None:
+    assert isinstance(make_metric(info("weighted_accuracy", "multiclass", 6)), WeightedAccuracy)
+    assert isinstance(make_metric(info("f1")), LogitBinaryF1)
+    hits = make_metric(info("hits@20"))
     assert isinstance(hits, HitsAtK) and hits.k == 20
-    ranking = make_node_link_metric(info("mrr_ext_filtered"))
+    ranking = make_metric(info("mrr_ext_filtered"))
     assert isinstance(ranking, LinkRankingMetric) and ranking.monitor == "mrr_ext_filtered"
-    assert make_node_link_metric(info("accuracy")) is None
+    with pytest.raises(ValueError, match="'weighted_accuracy' is not defined for task type 'binary'"):
+        make_metric(info("weighted_accuracy", "binary"))

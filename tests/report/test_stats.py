@@ -7,6 +7,7 @@ from pathlib import Path
 
 import pytest
 
+from graphbench.record import RunRecord
 from graphbench.report.collect import Block, Group, Run
 from graphbench.report.stats import (
     count_discordant_pairs,
@@ -116,7 +117,7 @@ def make_run(model: str, seed: int, test: float, val: float, params: int, higher
         "metrics": {f"test/{metric}": test, f"val/{metric}": val},
     }
     config = {"seed": seed, "model": {"name": model}}
-    return Run(Path(f"runs/{model}/{seed}"), "completed", config, record)
+    return Run(Path(f"runs/{model}/{seed}"), "completed", config, RunRecord.from_dict({**record, "config": config}))
 
 
 def test_summarize_block_lower_is_better_picks_min_and_marks_significance() -> None:
@@ -147,3 +148,10 @@ def test_repeated_seed_is_noted_and_averaged_for_rank_stability() -> None:
     assert summary.rank.max_inversions == 1 and summary.rank.mean_inversions == 1.0
     assert summary.notes == ["model=a: seeds [0] occur more than once (averaged for rank stability)"]
     assert summary.rows[0].n == 3 and summary.rows[0].test_mean == pytest.approx(1.6 / 3)
+
+
+def test_welch_is_undefined_for_two_constant_samples() -> None:
+    """Both variances zero: t is 0/0 (equal means) or infinite; no p-value, not a spurious 0."""
+    assert math.isnan(welch_p_value([0.5, 0.5, 0.5], [0.4, 0.4]))
+    assert math.isnan(welch_p_value([0.5, 0.5], [0.5, 0.5]))
+    assert 0.0 < welch_p_value([0.5, 0.5, 0.5], [0.4, 0.45, 0.5]) < 1.0

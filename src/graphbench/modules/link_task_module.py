@@ -10,47 +10,36 @@ from torch.optim import Optimizer
 from torch_geometric.data import Batch
 
 from graphbench.datamodules.info import DatasetInfo
-from graphbench.metrics.hits import HitsAtK
-from graphbench.metrics.mrr import LinkRankingMetric, link_ranks
+from graphbench.errors import ConfigError
+from graphbench.metrics.mrr import link_ranks
+from graphbench.modules.losses import pos_neg_bce
 from graphbench.modules.schedulers import SchedulerSpec
 from graphbench.modules.task_module import GraphTaskModule
 
 
-def balanced_bce(logits: Tensor, labels: Tensor) -> Tensor:
-    r"""Binary cross-entropy with each class weighted by the other's frequency in the batch,
-    :math:`w_1 = n_0/n`, :math:`w_0 = n_1/n`, normalised by :math:`\sum_i w_{y_i}` (the class-weighted
-    cross-entropy of Benchmarking GNNs' TSP). Unweighted when only one class is present."""
-    losses = F.binary_cross_entropy_with_logits(logits, labels, reduction="none")
-    n_pos = labels.sum()
-    if n_pos == 0 or n_pos == labels.numel():
-        return losses.mean()
-    weight = torch.where(labels > 0.5, (labels.numel() - n_pos) / labels.numel(), n_pos / labels.numel())
-    return (weight * losses).sum() / weight.sum()
-
-
-def pos_neg_bce(pos: Tensor, neg: Tensor) -> Tensor:
-    r""":math:`-\mathrm{mean}\log\sigma(s^+) - \mathrm{mean}\log(1-\sigma(s^-))`, the loss of OGB's link examples."""
-    loss = F.binary_cross_entropy_with_logits(pos, torch.ones_like(pos))
-    return loss + F.binary_cross_entropy_with_logits(neg, torch.zeros_like(neg)) if neg.numel() else loss
+#: how pairs are trained and evaluated (see :class:`LinkTaskModule`)
+PROTOCOLS: tuple[str, ...] = ("classification", "hits", "ranking")
 
 
 class LinkTaskModule(GraphTaskModule):
     r"""Link prediction and edge classification. The network returns node embeddings :math:`h`; a pair
     :math:`(u, v)` is scored by the network's head, :math:`s_{uv} = \mathrm{head}(h_u \odot h_v)`.
     Batches carry the labelled pairs as ``edge_label_index`` (+ ``edge_label``, ``edge_label_id``). The
-    dataset's metric chooses the protocol:
+    dataset's config chooses the ``protocol`` (``dataset.module.protocol``):
 
-    * ``f1`` (edge classification, TSP): every labelled pair is scored; class-balanced BCE.
-    * ``hits@K`` (OGB, one graph): training pairs are positives, ``num_negatives`` uniformly random node
+    * ``classification`` (edge classification, TSP): every labelled pair is scored; the configured
+      ``loss`` (class-balanced BCE for TSP).
+    * ``hits`` (OGB, one graph): training pairs are positives, ``num_negatives`` uniformly random node
       pairs per positive are the negatives; evaluation scores the split's positive and negative pairs.
-    * ``mrr*`` (PCQM-Contact, many graphs): training samples ``num_negatives`` random tails in the head's
+    * ``ranking`` (PCQM-Contact, many graphs): training samples ``num_negatives`` random tails in the head's
       graph per positive (LRGB's structured negative sampling); evaluation ranks every node of the graph
       as a candidate tail (raw, filtered, extended-filtered MRR, Hits@1/3/10), the loss being the BCE
       over all those candidates.
 
     Logs and keeps the same names as :class:`GraphTaskModule`; every value of a multi-valued metric is
-    logged as ``{split}/{name}``. ``test_predictions`` holds the scores of the labelled (for ``mrr*``:
-    positive) test pairs, their labels and ids.
+    logged as ``{split}/{name}``. ``test_step`` returns the scores of the labelled (for ``ranking``:
+    positive) test pairs, their labels and ids. ``hits`` and ``ranking`` train with OGB's
+    positive-vs-negative BCE (:func:`~graphbench.modules.losses.pos_neg_bce`).
     """
 
     def __init__(
@@ -59,13 +48,19 @@ class LinkTaskModule(GraphTaskModule):
         info: DatasetInfo,
         optimizer: Callable[[Iterable[nn.Parameter]], Optimizer],
         scheduler: Callable[..., SchedulerSpec] | None = None,
-        num_negatives: int | None = None,
+        *,
+        loss: Callable[[Tensor, Tensor], Tensor],
+        protocol: str,
+        num_negatives: int = 1,
         score_chunk: int = 65536,
     ) -> None:
-        super().__init__(network, info, optimizer, scheduler)
-        metric = self.metrics["val_metric"]
-        self.protocol = "ranking" if isinstance(metric, LinkRankingMetric) else "hits" if isinstance(metric, HitsAtK) else "classification"
-        self.num_negatives = num_negatives if num_negatives is not None else (2 if self.protocol == "ranking" else 1)
+        super().__init__(network, info, optimizer, scheduler, loss=loss)
+        if protocol not in PROTOCOLS:
+            raise ConfigError(f"dataset.module.protocol={protocol!r} is not one of {list(PROTOCOLS)}")
+        if not isinstance(num_negatives, int) or num_negatives < 0:
+            raise ConfigError(f"dataset.module.num_negatives={num_negatives!r} must be a non-negative integer")
+        self.protocol = protocol
+        self.num_negatives = num_negatives
         self.score_chunk = score_chunk
         self._test_seen = 0
 
@@ -118,7 +113,7 @@ class LinkTaskModule(GraphTaskModule):
         groups = batch.idx[graph] if "idx" in batch else graph
         return ranks, groups, scores.gather(1, (tail - ptr[graph]).view(-1, 1)).view(-1), loss
 
-    def _step(self, batch: Batch, split: str) -> Tensor:
+    def _step(self, batch: Batch, split: str) -> tuple[Tensor, dict[str, Tensor]]:
         h = self(batch)
         pairs = batch.edge_label_index
         labels = batch.edge_label.float().view(-1) if "edge_label" in batch else torch.ones(pairs.size(1), device=h.device)
@@ -127,7 +122,7 @@ class LinkTaskModule(GraphTaskModule):
         positive = labels > 0.5
         if self.protocol == "classification":
             y_pred = self.score(h, pairs)
-            loss = balanced_bce(y_pred, labels)
+            loss = self.loss_fn(y_pred, labels)
             metric.update(y_pred.detach(), labels)
             y_true = labels
         elif self.protocol == "hits":
@@ -150,12 +145,11 @@ class LinkTaskModule(GraphTaskModule):
             y_true = labels[positive]
             ids = ids[positive] if ids is not None else None
         self.losses[f"{split}_loss"].update(loss.detach(), max(1, int(y_pred.numel())))
+        if ids is None:
+            ids = torch.arange(self._test_seen, self._test_seen + y_pred.numel(), device=y_pred.device)
         if split == "test":
-            if ids is None:
-                ids = torch.arange(self._test_seen, self._test_seen + y_pred.numel())
             self._test_seen += y_pred.numel()
-            self._test_outputs.append((y_pred.detach().cpu(), y_true.detach().cpu(), ids.detach().cpu()))
-        return loss
+        return loss, {"y_pred": y_pred.detach(), "y_true": y_true.detach(), "index": ids.detach()}
 
     def _log_epoch_metric(self, split: str) -> float:
         self._log_epoch_loss(split)
@@ -167,5 +161,4 @@ class LinkTaskModule(GraphTaskModule):
         return float(values[self.info.metric])
 
     def on_test_epoch_start(self) -> None:
-        super().on_test_epoch_start()
         self._test_seen = 0

@@ -11,35 +11,24 @@ from torch_geometric.data import Batch
 from torchmetrics import MaxMetric, MeanMetric, MinMetric
 
 from graphbench.datamodules.info import DatasetInfo
-from graphbench.metrics.factory import make_metric
+from graphbench.metrics.registry import make_metric
 from graphbench.modules.schedulers import SchedulerSpec
 
 SPLITS = ("train", "val", "test")
 
 
-def task_loss(task_type: str, logits: Tensor, target: Tensor, metric: str = "mae") -> Tensor:
-    """BCE-with-logits for binary/multilabel (NaN targets masked out), cross-entropy for multiclass;
-    for regression the loss the metric scores: MSE for ``mse``/``log_mse`` (PNA's GraphTheoryProp),
-    else L1 (ZINC in Benchmarking GNNs, Peptides-struct in LRGB)."""
-    if task_type in ("binary", "multilabel"):
-        target = target.float().view_as(logits)
-        labelled = ~torch.isnan(target)
-        return nn.functional.binary_cross_entropy_with_logits(logits[labelled], target[labelled])
-    if task_type == "multiclass":
-        return nn.functional.cross_entropy(logits, target.long().view(-1))
-    if metric in ("mse", "log_mse"):
-        return nn.functional.mse_loss(logits, target.float().view_as(logits))
-    return nn.functional.l1_loss(logits, target.float().view_as(logits))
-
-
 class GraphTaskModule(L.LightningModule):
-    """Trains ``network`` on a graph- or node-level task described by ``info``.
+    """Trains ``network`` on a graph- or node-level task described by ``info`` with ``loss`` (from the
+    dataset's config, ``dataset.module.loss``), called as ``loss(outputs, targets)`` on the labelled
+    examples of the batch (targets as class indices for multiclass tasks, else float in the outputs'
+    shape).
 
     Logs ``{split}/loss`` (the batch-size-weighted mean over the epoch) and ``{split}/{metric}`` each
     epoch and ``val/{metric}_best``; nothing is logged per step, since ``self.log`` costs about a
-    millisecond a call, a few percent of a small full-batch step. After testing, the raw test
-    outputs are in ``test_predictions`` (``y_pred``, ``y_true``, ``index``); the epoch history is
-    kept by :class:`graphbench.callbacks.history.EpochHistory`.
+    millisecond a call, a few percent of a small full-batch step. ``test_step`` returns the batch's raw
+    outputs, targets and dataset indices (``y_pred``, ``y_true``, ``index``) for
+    :class:`graphbench.callbacks.predictions.TestPredictions`; the epoch history is kept by
+    :class:`graphbench.callbacks.history.EpochHistory`.
     """
 
     def __init__(
@@ -48,10 +37,13 @@ class GraphTaskModule(L.LightningModule):
         info: DatasetInfo,
         optimizer: Callable[[Iterable[nn.Parameter]], Optimizer],
         scheduler: Callable[..., SchedulerSpec] | None = None,
+        *,
+        loss: Callable[[Tensor, Tensor], Tensor],
     ) -> None:
         super().__init__()
         self.network = network
         self.info = info
+        self.loss_fn = loss
         self.optimizer_factory = optimizer
         self.scheduler_factory = scheduler
         # keys carry a suffix: "train" would clash with nn.Module.train
@@ -59,8 +51,6 @@ class GraphTaskModule(L.LightningModule):
         self.losses = nn.ModuleDict({f"{split}_loss": MeanMetric() for split in SPLITS})
         self.val_best = MaxMetric() if info.higher_is_better else MinMetric()
         self.stop_below_lr: float | None = None
-        self.test_predictions: dict[str, Tensor] = {}
-        self._test_outputs: list[tuple[Tensor, Tensor, Tensor]] = []
 
     def forward(self, batch: Batch) -> Tensor:
         return self.network(batch)
@@ -74,27 +64,26 @@ class GraphTaskModule(L.LightningModule):
         index = batch.idx if "idx" in batch else torch.arange(logits.size(0), device=logits.device)
         return logits, batch.y, index
 
-    def _step(self, batch: Batch, split: str) -> Tensor:
+    def _step(self, batch: Batch, split: str) -> tuple[Tensor, dict[str, Tensor]]:
+        """The batch's loss, and its outputs, targets and dataset indices for the split's examples."""
         logits, target, index = self._select(batch, split, self(batch))
         if self.info.task_type == "multiclass":
-            target = target.view(-1)
+            target = target.long().view(-1)
         else:
-            target = target.view(logits.shape)
-        loss = task_loss(self.info.task_type, logits, target, self.info.metric)
+            target = target.float().view(logits.shape)
+        loss = self.loss_fn(logits, target)
         self.metrics[f"{split}_metric"].update(logits.detach(), target)
         self.losses[f"{split}_loss"].update(loss.detach(), logits.size(0))
-        if split == "test":
-            self._test_outputs.append((logits.detach().cpu(), target.detach().cpu(), index.detach().cpu()))
-        return loss
+        return loss, {"y_pred": logits.detach(), "y_true": target.detach(), "index": index.detach()}
 
     def training_step(self, batch: Batch, batch_idx: int) -> Tensor:
-        return self._step(batch, "train")
+        return self._step(batch, "train")[0]
 
     def validation_step(self, batch: Batch, batch_idx: int) -> None:
         self._step(batch, "val")
 
-    def test_step(self, batch: Batch, batch_idx: int) -> None:
-        self._step(batch, "test")
+    def test_step(self, batch: Batch, batch_idx: int) -> dict[str, Tensor]:
+        return self._step(batch, "test")[1]
 
     def _log_epoch_loss(self, split: str) -> None:
         loss = self.losses[f"{split}_loss"]
@@ -122,14 +111,8 @@ class GraphTaskModule(L.LightningModule):
         if self.stop_below_lr is not None and lr < self.stop_below_lr:
             self.trainer.should_stop = True
 
-    def on_test_epoch_start(self) -> None:
-        self._test_outputs = []
-
     def on_test_epoch_end(self) -> None:
         self._log_epoch_metric("test")
-        y_pred, y_true, index = (torch.cat(parts) for parts in zip(*self._test_outputs))
-        order = torch.argsort(index)
-        self.test_predictions = {"y_pred": y_pred[order], "y_true": y_true[order], "index": index[order]}
 
     def configure_optimizers(self) -> Any:
         optimizer = self.optimizer_factory(self.parameters())

@@ -29,7 +29,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-RESULTS_FILENAME: str = "results.json"
+from graphbench.record import RESULTS_FILENAME, RunRecord
+
 
 #: Top-level config keys that never distinguish configurations: ``seed`` is the
 #: replicate axis, ``run_name`` is derived from it (named here for results.json files
@@ -57,12 +58,13 @@ class ReportInputError(Exception):
 
 @dataclass(frozen=True)
 class Run:
-    """One training run: its directory, its status and its parsed ``results.json``."""
+    """One training run: its directory, its status and its ``results.json`` read as a
+    :class:`~graphbench.record.RunRecord` (``None`` when the file could not be read)."""
 
     path: Path
     status: str
     config: dict[str, Any] | None
-    record: dict[str, Any]
+    record: RunRecord | None
 
     @property
     def seed(self) -> int | None:
@@ -73,18 +75,25 @@ class Run:
     @property
     def replicate_keys(self) -> tuple[str, ...]:
         """The dotted config keys derived from the seed (``results.json`` ``replicate_keys``), or ``()``."""
-        keys = self.record.get("replicate_keys")
+        keys = self.record.replicate_keys if self.record is not None else None
         if not isinstance(keys, list):
             return ()
         return tuple(key for key in keys if isinstance(key, str))
 
     @property
+    def higher_is_better(self) -> bool | None:
+        value = self.record.higher_is_better if self.record is not None else None
+        return value if isinstance(value, bool) else None
+
+    @property
     def metric(self) -> str | None:
         """The task metric name (``"ap"``), from ``metric`` or else from ``monitor``."""
-        metric = self.record.get("metric")
+        if self.record is None:
+            return None
+        metric = self.record.metric
         if isinstance(metric, str) and metric:
             return metric
-        monitor = self.record.get("monitor")
+        monitor = self.record.monitor
         if isinstance(monitor, str) and "/" in monitor:
             return monitor.split("/", 1)[1]
         return None
@@ -98,8 +107,13 @@ class Run:
 
     def value(self, key: str) -> float:
         """A top-level number (``"num_params"``) or a ``metrics`` entry (``"test/ap"``); NaN if absent."""
-        source = self.record.get("metrics", {}) if "/" in key else self.record
-        raw = source.get(key) if isinstance(source, dict) else None
+        if self.record is None:
+            return math.nan
+        if "/" in key:
+            metrics = self.record.metrics
+            raw = metrics.get(key) if isinstance(metrics, dict) else None
+        else:
+            raw = getattr(self.record, key, None)
         if isinstance(raw, (int, float)) and not isinstance(raw, bool):
             return float(raw)
         return math.nan
@@ -172,22 +186,13 @@ def find_result_files(dirs: Sequence[Path]) -> list[Path]:
 
 
 def load_run(results_file: Path) -> Run:
-    """Parse one ``results.json``; an unreadable file becomes a failed :class:`Run`."""
+    """Read one ``results.json`` through :class:`RunRecord`; an unreadable file becomes a failed run."""
     try:
-        record = json.loads(results_file.read_text())
-    except (OSError, ValueError) as err:
-        status = f"failed: unreadable {RESULTS_FILENAME} ({type(err).__name__}: {err})"
-        return Run(results_file.parent, status, None, {})
-    if not isinstance(record, dict):
-        return Run(results_file.parent, f"failed: {RESULTS_FILENAME} is not a JSON object", None, {})
-    config = record.get("config")
-    status = record.get("status")
-    return Run(
-        path=results_file.parent,
-        status=str(status) if status is not None else "failed: results.json has no 'status'",
-        config=config if isinstance(config, dict) else None,
-        record=record,
-    )
+        record = RunRecord.read(results_file)
+    except (OSError, ValueError, TypeError) as err:
+        reason = str(err) if isinstance(err, ValueError) and RESULTS_FILENAME in str(err) else f"unreadable {RESULTS_FILENAME} ({type(err).__name__}: {err})"
+        return Run(results_file.parent, f"failed: {reason}", None, None)
+    return Run(path=results_file.parent, status=record.status, config=record.config, record=record)
 
 
 def unusable_reason(run: Run) -> str | None:
@@ -198,7 +203,7 @@ def unusable_reason(run: Run) -> str | None:
         return "completed, but results.json has no 'config' (cannot group it)"
     if run.metric is None:
         return "completed, but results.json has neither 'metric' nor 'monitor'"
-    if not isinstance(run.record.get("higher_is_better"), bool):
+    if run.higher_is_better is None:
         return "completed, but results.json has no boolean 'higher_is_better'"
     if not math.isfinite(run.value(f"test/{run.metric}")):
         return f"completed, but 'test/{run.metric}' is missing or not a finite number"
@@ -305,7 +310,7 @@ def collect(dirs: Sequence[Path]) -> Collection:
             failed_runs.append((run, reason))
             continue
         assert run.config is not None and run.metric is not None
-        block_key = (run.dataset, run.metric, bool(run.record["higher_is_better"]))
+        block_key = (run.dataset, run.metric, bool(run.higher_is_better))
         items = grouping_items(run.config, run.replicate_keys)
         group_key = json.dumps(items, sort_keys=True)
         groups = blocks.setdefault(block_key, {})

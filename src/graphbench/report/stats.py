@@ -23,6 +23,7 @@ from __future__ import annotations
 
 import itertools
 import math
+import statistics
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
@@ -52,6 +53,8 @@ def welch_p_value(a: Sequence[float], b: Sequence[float]) -> float:
     """Two-sided p-value of Welch's t-test of equal means; NaN when undefined (n < 2, zero variance)."""
     if len(a) < 2 or len(b) < 2:
         return math.nan
+    if statistics.pvariance(a) == 0 and statistics.pvariance(b) == 0:
+        return math.nan  # t is 0/0 or ±inf: the test says nothing about constant samples
     result = scipy_stats.ttest_ind(list(a), list(b), equal_var=False)
     p_value = float(result.pvalue)
     return p_value if math.isfinite(p_value) else math.nan

@@ -4,7 +4,7 @@ import pytest
 import torch
 
 from graphbench.datamodules.info import DatasetInfo, FeatureSpec
-from graphbench.metrics.factory import make_metric
+from graphbench.metrics.registry import make_metric, metric_names
 
 
 def info(task_type: str, metric: str, num_outputs: int = 1) -> DatasetInfo:
@@ -27,3 +27,16 @@ def test_multiclass_accuracy() -> None:
 def test_unknown_metric_lists_valid_ones() -> None:
     with pytest.raises(ValueError, match="valid metrics"):
         make_metric(info("regression", "ap-at-5"))
+
+
+def test_valid_names_come_from_the_registry() -> None:
+    names = metric_names()
+    assert names[:3] == ["ap", "rocauc", "accuracy"]
+    assert {"hits@K", "mrr", "mrr_filtered", "mrr_ext_filtered", "f1", "weighted_accuracy", "log_mse"} <= set(names)
+    assert len(names) == len(set(names))
+
+
+def test_metric_families_and_task_types() -> None:
+    assert make_metric(info("binary", "hits@20")).k == 20
+    with pytest.raises(ValueError, match=r"'f1_macro' is not defined for task type 'regression'; it is defined for \['multiclass'\]"):
+        make_metric(info("regression", "f1_macro"))
