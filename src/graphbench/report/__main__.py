@@ -23,7 +23,7 @@ def build_parser() -> argparse.ArgumentParser:
         prog="python -m graphbench.report",
         description=(
             "Aggregate results.json files found recursively under Hydra run/multirun directories: "
-            "one row per configuration (config minus seed, paths, logger, hydra and per-run output "
+            "one row per configuration (config minus the seed and keys derived from it, paths, logger, hydra and per-run output "
             "paths), mean ± sample std (ddof=1) over seeds, Welch's t-test vs the best group, "
             "failed runs, and IGB rank stability (inversion number)."
         ),
