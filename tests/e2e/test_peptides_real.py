@@ -41,3 +41,17 @@ def test_multirun_three_models_two_heads(tmp_path: Path, shared_cache_dir: Path)
         assert np.all(np.diff(predictions["index"]) > 0)
         assert ogb_ap(predictions["y_true"], predictions["y_pred"]) == pytest.approx(results["metrics"]["test/ap"], abs=1e-6)
     assert seen == {(m, h) for m in ("gcn", "gine", "gatedgcn") for h in ("linear", "mlp2")}
+
+
+def test_fast_dev_run_on_peptides_func(tmp_path: Path, shared_cache_dir: Path) -> None:
+    """Lightning's smoke-test flag: one batch of each split, and a results.json that says completed."""
+    run_dir = tmp_path / "run"
+    cmd = [
+        sys.executable, "run.py", "dataset=peptides-func", "model=gcn", f"paths.data_dir={real_data_root()}",
+        "++trainer.fast_dev_run=true", f"paths.cache_dir={shared_cache_dir}", f"hydra.run.dir={run_dir}",
+    ]
+    proc = subprocess.run(cmd, cwd=REPO, capture_output=True, text=True, timeout=900, env={**os.environ, "HYDRA_FULL_ERROR": "0"}, check=False)
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    results = json.loads((run_dir / "results.json").read_text())
+    assert results["status"] == "completed" and results["epochs_trained"] == 1
+    assert np.load(run_dir / "predictions.npz")["y_pred"].shape == (128, 10)  # one test batch
