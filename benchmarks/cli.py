@@ -12,8 +12,8 @@ import sys
 import tempfile
 import traceback
 import warnings
+from collections.abc import Sequence
 from pathlib import Path
-from typing import Sequence
 
 from benchmarks.common import Context, Row, markdown_table
 
@@ -48,7 +48,7 @@ def run_one(name: str, ctx: Context) -> list[Row]:
     others still run. Each benchmark's rows are also printed as soon as they are known."""
     try:
         rows: list[Row] = importlib.import_module(BENCHMARKS[name]).run(ctx)
-    except Exception as exc:  # noqa: BLE001 - reported in the table, with the traceback on stderr
+    except Exception as exc:
         traceback.print_exc()
         rows = [Row(name, "—", skipped=f"error: {type(exc).__name__}: {exc}".replace("\n", " ")[:300])]
     print(markdown_table(rows), flush=True)

@@ -8,9 +8,10 @@ from __future__ import annotations
 import json
 import statistics
 import time
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Callable, Iterable
+from typing import Any
 
 import lightning as L
 from torch_geometric.data import Batch
@@ -77,7 +78,7 @@ class Measured:
     params: int
 
     @classmethod
-    def of(cls, wall_s: list[float], cpu_s: list[float], params: int) -> "Measured":
+    def of(cls, wall_s: list[float], cpu_s: list[float], params: int) -> Measured:
         """Steady state: the first epoch (allocator and cache warm-up) counts only if it is the only one."""
         skip = 1 if len(wall_s) > 1 else 0
         return cls(statistics.fmean(wall_s[skip:]), statistics.fmean(cpu_s[skip:]), params)

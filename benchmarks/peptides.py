@@ -3,8 +3,9 @@ peptides (quick runs), and the reference LRGB processing it is compared with."""
 from __future__ import annotations
 
 import ast
+from collections.abc import Sequence
 from pathlib import Path
-from typing import Any, Sequence
+from typing import Any
 
 import pandas as pd
 import torch

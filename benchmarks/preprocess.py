@@ -18,7 +18,7 @@ QUICK_LIMIT = 16
 
 def identical(reference: tuple[Any, Any], ours: tuple[Any, Any]) -> bool:
     """Every tensor and every slice of the two collated datasets is equal."""
-    (ref, ref_slices), (store, splits) = reference, ours
+    (ref, ref_slices), (store, _splits) = reference, ours
     data, slices = store._data, store.slices
     tensors = all(torch.equal(ref[k], data[k]) for k in ("x", "edge_index", "edge_attr", "y"))
     return tensors and all(torch.equal(ref_slices[k], slices[k]) for k in ("x", "edge_index", "edge_attr", "y"))

@@ -4,7 +4,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # the repository root, for `import benchmarks`
 
-from benchmarks.cli import main  # noqa: E402
+from benchmarks.cli import main
 
 if __name__ == "__main__":
     raise SystemExit(main())

@@ -38,7 +38,7 @@ def rows(models: list[str], budgets: list[str], pes: list[str], overrides: list[
                 cfg = compose("config", overrides=[f"model={model}", f"pe={pe}", *overrides])
                 make = network_builder(cfg, PEPTIDES_FUNC)
 
-                @functools.lru_cache(maxsize=None)
+                @functools.cache
                 def build(hidden_dim: int, make=make) -> nn.Module:
                     with torch.device("meta"):
                         return make(hidden_dim)

@@ -10,7 +10,7 @@ builds are cached per width and shared by both budgets.
 from __future__ import annotations
 
 import functools
-from typing import Callable
+from collections.abc import Callable
 
 import pytest
 import torch
@@ -43,7 +43,7 @@ MIN_FILL = 0.95
 def meta_builder(cfg: DictConfig) -> Callable[[int], nn.Module]:
     make = network_builder(cfg, PEPTIDES_FUNC)
 
-    @functools.lru_cache(maxsize=None)
+    @functools.cache
     def build(hidden_dim: int) -> nn.Module:
         with torch.device("meta"):
             return make(hidden_dim)

@@ -1,8 +1,8 @@
 """Parameter budgets: size every model to the same number of parameters before comparing it."""
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Callable
 
 import torch
 from torch import nn

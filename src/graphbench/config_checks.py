@@ -2,7 +2,8 @@
 naming the key, the value and what is valid, before anything is built."""
 from __future__ import annotations
 
-from typing import Any, Callable
+from collections.abc import Callable
+from typing import Any
 
 from omegaconf import DictConfig, OmegaConf
 

@@ -3,7 +3,8 @@ from __future__ import annotations
 
 import functools
 import logging
-from typing import Any, Callable
+from collections.abc import Callable
+from typing import Any
 
 from lightning.pytorch.loggers import WandbLogger
 from lightning.pytorch.loggers.logger import DummyExperiment
@@ -13,12 +14,12 @@ log = logging.getLogger(__name__)
 
 def _guarded(method: Callable[..., Any]) -> Callable[..., Any]:
     @functools.wraps(method)
-    def wrapper(self: "SafeWandbLogger", *args: Any, **kwargs: Any) -> Any:
+    def wrapper(self: SafeWandbLogger, *args: Any, **kwargs: Any) -> Any:
         if self.failed is not None:
             return None
         try:
             return method(self, *args, **kwargs)
-        except Exception as exc:  # noqa: BLE001 - a logging failure must not end training
+        except Exception as exc:
             self._disable(exc)
             return None
 
@@ -45,7 +46,7 @@ class SafeWandbLogger(WandbLogger):
             return DummyExperiment()
         try:
             return super().experiment
-        except Exception as exc:  # noqa: BLE001
+        except Exception as exc:
             self._disable(exc)
             return DummyExperiment()
 

@@ -103,7 +103,7 @@ def _resolved_leaves(node: DictConfig | ListConfig, prefix: str, out: dict[str, 
     if isinstance(node, ListConfig):
         try:
             value: Any = OmegaConf.to_container(node, resolve=True)
-        except Exception:  # noqa: BLE001 - an unresolvable value is skipped, whatever the resolver raised
+        except Exception:
             return
         out[prefix] = json.dumps(value, sort_keys=True, default=str)
         return
@@ -111,7 +111,7 @@ def _resolved_leaves(node: DictConfig | ListConfig, prefix: str, out: dict[str, 
         dotted = f"{prefix}.{key}" if prefix else str(key)
         try:
             child = node[key]
-        except Exception:  # noqa: BLE001, S112 - an unresolvable value is skipped, by design
+        except Exception:
             continue
         if isinstance(child, (DictConfig, ListConfig)):
             _resolved_leaves(child, dotted, out)

@@ -103,7 +103,7 @@ class RunRecord:
         tmp.replace(path)
 
     @classmethod
-    def from_dict(cls, data: dict[str, Any]) -> "RunRecord":
+    def from_dict(cls, data: dict[str, Any]) -> RunRecord:
         """Read a record of any schema version; unknown keys are ignored, missing ones take defaults.
         Raises ``ValueError`` when ``data`` is not a record (no ``status`` or no ``config`` object)."""
         if not isinstance(data, dict):
@@ -119,5 +119,5 @@ class RunRecord:
         return cls(**values)
 
     @classmethod
-    def read(cls, path: Path) -> "RunRecord":
+    def read(cls, path: Path) -> RunRecord:
         return cls.from_dict(json.loads(Path(path).read_text()))

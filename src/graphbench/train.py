@@ -12,8 +12,9 @@ import logging
 import sys
 import time
 import traceback
+from collections.abc import Callable
 from pathlib import Path
-from typing import Any, Callable
+from typing import Any
 
 import lightning as L
 from lightning.pytorch.callbacks import ModelCheckpoint
@@ -133,7 +134,7 @@ def train(cfg: DictConfig) -> RunRecord:
             record.write(results_path)
             _fit_and_test(cfg, record, output_dir, signals, loggers)
             record.status = COMPLETED
-        except BaseException as exc:  # noqa: BLE001 - every ending gets its status; nothing escapes unrecorded
+        except BaseException as exc:
             record.status = _status_of(exc, signals, output_dir)
         finally:
             record.total_time_s = time.perf_counter() - start

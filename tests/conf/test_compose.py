@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import itertools
 import re
-from typing import Iterator
+from collections.abc import Iterator
 
 import pytest
 from hydra import compose, initialize_config_dir

@@ -2,7 +2,7 @@
 two-graph batch of Peptides-func-shaped inputs."""
 from __future__ import annotations
 
-from typing import Callable
+from collections.abc import Callable
 
 import pytest
 import torch

@@ -102,7 +102,7 @@ def test_sum_encoder_adds_parts_and_checks_dims():
 
 def test_missing_attribute_names_the_transform():
     plain = Batch.from_data_list([cycle(4)])
-    with pytest.raises(ValueError, match="'rwse'.*RWSE"):
+    with pytest.raises(ValueError, match=r"'rwse'.*RWSE"):
         RWSEEncoder(k=3, out_dim=4)(plain)
     with pytest.raises(ValueError, match=r"\[N, 4\]"):
         LapPEEncoder(k=4, out_dim=4)(Batch.from_data_list(precompute([cycle(4)], LapPE(k=3))))

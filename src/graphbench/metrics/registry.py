@@ -7,8 +7,8 @@ gives them; names are ``{split}/{name}`` in logs and ``results.json``.
 from __future__ import annotations
 
 import re
+from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Callable
 
 from torchmetrics import MeanAbsoluteError, MeanSquaredError, Metric
 from torchmetrics.classification import MulticlassAccuracy, MulticlassF1Score

@@ -1,7 +1,7 @@
 """Binary metrics averaged over tasks the way OGB's ``Evaluator`` averages them."""
 from __future__ import annotations
 
-from typing import Callable
+from collections.abc import Callable
 
 import torch
 from torch import Tensor

@@ -1,7 +1,7 @@
 """The LightningModule of link-level tasks: score node pairs from node embeddings."""
 from __future__ import annotations
 
-from typing import Callable, Iterable
+from collections.abc import Callable, Iterable
 
 import torch
 from torch import Tensor, nn
@@ -15,7 +15,6 @@ from graphbench.metrics.mrr import link_ranks
 from graphbench.modules.losses import pos_neg_bce
 from graphbench.modules.schedulers import SchedulerSpec
 from graphbench.modules.task_module import GraphTaskModule
-
 
 #: how pairs are trained and evaluated (see :class:`LinkTaskModule`)
 PROTOCOLS: tuple[str, ...] = ("classification", "hits", "ranking")

@@ -1,7 +1,7 @@
 """The GNN: input encoders (+ PE) -> message-passing stack -> pooling -> head."""
 from __future__ import annotations
 
-from typing import Callable
+from collections.abc import Callable
 
 import torch
 from torch import Tensor, nn

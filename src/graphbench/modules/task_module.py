@@ -1,7 +1,8 @@
 """The LightningModule: loss, metrics and optimisation for a dataset's task."""
 from __future__ import annotations
 
-from typing import Any, Callable, Iterable
+from collections.abc import Callable, Iterable
+from typing import Any
 
 import lightning as L
 import torch

@@ -31,7 +31,6 @@ from typing import Any
 
 from graphbench.record import RESULTS_FILENAME, RunRecord
 
-
 #: Top-level config keys that never distinguish configurations: ``seed`` is the
 #: replicate axis, ``run_name`` is derived from it (named here for results.json files
 #: written before ``replicate_keys`` existed), ``paths`` and ``logger`` are where/how a run
