@@ -89,7 +89,7 @@ class ChannelwiseNorm(BaseTransform):
                 raise ValueError(f"channelwise: std of '{attr}' must be positive")
 
     @classmethod
-    def _from_moments(cls, moments: Mapping[str, _Moments], eps: float) -> "ChannelwiseNorm":
+    def _from_moments(cls, moments: Mapping[str, _Moments], eps: float) -> ChannelwiseNorm:
         stats = {}
         for attr, mom in moments.items():
             if mom.mean is None or mom.m2 is None:
@@ -107,7 +107,7 @@ class ChannelwiseNorm(BaseTransform):
         train: Iterable[Data] | Data | Mapping[str, Tensor],
         attrs: Sequence[str] = DEFAULT_ATTRS,
         eps: float = 1e-8,
-    ) -> "ChannelwiseNorm":
+    ) -> ChannelwiseNorm:
         """Statistics over all rows of the training graphs (an iterable of ``Data``, or one collated
         ``Data``/``Batch`` of them), or over given row tensors (a mapping
         ``{"x": [N, C], "edge_attr": [E, C']}``). Absent attributes are skipped."""
@@ -130,7 +130,7 @@ class ChannelwiseNorm(BaseTransform):
         graph_index: Tensor | Sequence[int],
         attrs: Sequence[str] = DEFAULT_ATTRS,
         eps: float = 1e-8,
-    ) -> "ChannelwiseNorm":
+    ) -> ChannelwiseNorm:
         """Like :meth:`fit` on the graphs ``graph_index`` of a collated in-memory dataset
         (``InMemoryDataset``'s ``(data, slices)``), without materializing one ``Data`` per graph."""
         index = torch.as_tensor(graph_index, dtype=torch.long).view(-1)
@@ -175,7 +175,7 @@ class ChannelwiseNorm(BaseTransform):
         return {k: {"mean": m.tolist(), "std": s.tolist()} for k, (m, s) in self.stats.items()}
 
     @classmethod
-    def from_dict(cls, stats: Mapping[str, Mapping[str, Sequence[float]]]) -> "ChannelwiseNorm":
+    def from_dict(cls, stats: Mapping[str, Mapping[str, Sequence[float]]]) -> ChannelwiseNorm:
         return cls({k: (torch.tensor(v["mean"]), torch.tensor(v["std"])) for k, v in stats.items()})
 
     def __repr__(self) -> str:
