@@ -29,6 +29,10 @@ def main(cfg: DictConfig) -> float | None:
     if cfg.get("run_group") is None:  # the W&B group: this job's overrides minus the seed (graphbench.naming)
         with open_dict(cfg):
             cfg.run_group = run_group_from_overrides(list(HydraConfig.get().overrides.task))
+    if cfg.get("resume") is None:  # job arrays are requeued: there, a run resumes by default
+        launcher = str(HydraConfig.get().launcher.get("_target_", ""))
+        with open_dict(cfg):
+            cfg.resume = "auto" if "submitit" in launcher else "never"
     multirun = HydraConfig.get().mode == RunMode.MULTIRUN
     try:
         record = run_task(cfg)

@@ -39,6 +39,9 @@ def run_task(cfg: DictConfig) -> RunRecord:
 IGNORED_WARNINGS: tuple[tuple[str, str], ...] = (
     (r".*isinstance\(treespec, LeafSpec\)` is deprecated.*", r"lightning\.pytorch\.utilities\._pytree"),
     (r"The number of training batches .* is smaller than the logging interval.*", r"lightning\.pytorch\..*"),
+    # a resumed run reuses its directories on purpose (ResumableCSVLogger keeps the rows it resumes)
+    (r"Experiment logs directory .* exists and is not empty.*", r"lightning\.fabric\..*"),
+    (r"Checkpoint directory .* exists and is not empty.*", r"lightning\.pytorch\..*"),
 )
 
 

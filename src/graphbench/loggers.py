@@ -1,12 +1,15 @@
 """Loggers that can never kill a training run."""
 from __future__ import annotations
 
+import csv
 import functools
+import hashlib
 import logging
+from pathlib import Path
 from collections.abc import Callable
 from typing import Any
 
-from lightning.pytorch.loggers import WandbLogger
+from lightning.pytorch.loggers import CSVLogger, WandbLogger
 from lightning.pytorch.loggers.logger import DummyExperiment
 
 log = logging.getLogger(__name__)
@@ -30,10 +33,15 @@ class SafeWandbLogger(WandbLogger):
     """Lightning's ``WandbLogger`` where any W&B failure (no network, no API key, a server error)
     is reported once as an error in the log, after which W&B is switched off for this run and training
     goes on. ``offline=True`` (or ``WANDB_MODE=offline``) writes the run files locally for a later
-    ``wandb sync``. ``finish()`` ends the W&B run, so each Hydra job of a multirun gets its own run."""
+    ``wandb sync``. ``finish()`` ends the W&B run, so each Hydra job of a multirun gets its own run.
 
-    def __init__(self, **kwargs: Any) -> None:
-        super().__init__(**kwargs)
+    Without an explicit ``id`` the run's id is derived from its directory (``save_dir``) and W&B is
+    told to resume it if it exists, so a requeued or resumed job continues the same W&B run."""
+
+    def __init__(self, *, save_dir: str, id: str | None = None, **kwargs: Any) -> None:  # noqa: A002 - W&B's name
+        run_id = id or hashlib.sha1(str(Path(save_dir).resolve()).encode()).hexdigest()[:16]
+        kwargs.setdefault("resume", "allow")
+        super().__init__(save_dir=save_dir, id=run_id, **kwargs)
         self.failed: Exception | None = None
 
     def _disable(self, exc: Exception) -> None:
@@ -67,3 +75,38 @@ class SafeWandbLogger(WandbLogger):
         """End the W&B run; a non-zero ``exit_code`` marks it failed in W&B."""
         if self._experiment is not None:
             self._experiment.finish(exit_code=exit_code)
+
+
+class ResumableCSVLogger(CSVLogger):
+    """Lightning's ``CSVLogger`` whose ``metrics.csv`` survives a resumed run: Lightning deletes an
+    existing file when its writer starts; this one keeps the rows of the epochs the resumed
+    checkpoint holds (``epoch <= keep_through_epoch``, set by :meth:`resume_after`) and appends."""
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        self.keep_through_epoch: int | None = None
+
+    def resume_after(self, epoch: int) -> None:
+        """Keep the rows of epochs ``0..epoch``; the run continues with epoch ``epoch + 1``."""
+        self.keep_through_epoch = epoch
+
+    @property
+    def experiment(self) -> Any:
+        if self._experiment is not None:
+            return self._experiment
+        path = Path(self.log_dir) / "metrics.csv"
+        kept: list[dict[str, str]] = []
+        header: list[str] = []
+        if self.keep_through_epoch is not None and path.is_file():
+            with open(path, newline="") as handle:
+                reader = csv.DictReader(handle)
+                header = list(reader.fieldnames or [])
+                kept = [row for row in reader if row.get("epoch", "") != "" and int(float(row["epoch"])) <= self.keep_through_epoch]
+        experiment = super().experiment  # Lightning's writer removes the old file here
+        if header:
+            with open(path, "w", newline="") as handle:
+                writer = csv.DictWriter(handle, fieldnames=header)
+                writer.writeheader()
+                writer.writerows(kept)
+            experiment.metrics_keys = header
+        return experiment

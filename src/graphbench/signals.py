@@ -34,10 +34,13 @@ class SignalState:
 
 @contextmanager
 def run_signals() -> Iterator[SignalState]:
-    """Handle SIGTERM and SIGINT for one run, restoring the previous handlers afterwards.
+    """Handle SIGTERM, SIGUSR1/SIGUSR2 and SIGINT for one run, restoring the previous handlers afterwards.
 
     SIGINT records itself and raises ``KeyboardInterrupt`` as Python's default does (Lightning turns
-    that into ``SystemExit(1)`` inside its loops, so the record tells the two apart).
+    that into ``SystemExit(1)`` inside its loops, so the record tells the two apart). SIGUSR1/SIGUSR2,
+    SLURM's and submitit's warnings before a time limit, stop the run at once as a preemption, after
+    calling whatever handler was installed before (submitit's requeue): the resumable state is the
+    ``last.ckpt`` of the last completed epoch, so nothing is lost by not finishing the step.
     """
     state = SignalState()
 
@@ -50,10 +53,19 @@ def run_signals() -> Iterator[SignalState]:
         state.received = signum
         raise KeyboardInterrupt
 
+    def on_sigusr(signum: int, frame: FrameType | None) -> None:
+        state.received = signum
+        chained = previous.get(signum)
+        if callable(chained):
+            chained(signum, frame)
+        raise Preempted(f"received signal {signum}")
+
     previous: dict[int, Any] = {}
     try:
         previous[signal.SIGTERM] = signal.signal(signal.SIGTERM, on_sigterm)
         previous[signal.SIGINT] = signal.signal(signal.SIGINT, on_sigint)
+        for usr in (signal.SIGUSR1, signal.SIGUSR2):
+            previous[usr] = signal.signal(usr, on_sigusr)
     except ValueError:  # not the main thread (e.g. some launchers): signals stay as they were
         previous.clear()
     try:

@@ -17,6 +17,7 @@ from pathlib import Path
 from typing import Any
 
 import lightning as L
+import torch
 from lightning.pytorch.callbacks import ModelCheckpoint
 from lightning.pytorch.utilities.exceptions import SIGTERMException
 from omegaconf import DictConfig, OmegaConf
@@ -28,12 +29,13 @@ from graphbench.callbacks.history import EpochHistory
 from graphbench.callbacks.parameter_budget import ParameterBudget
 from graphbench.callbacks.predictions import TestPredictions
 from graphbench.callbacks.resources import ResourceTracker
+from graphbench.callbacks.rng_state import RNGState
 from graphbench.config_checks import check_config
-from graphbench.datamodules.base import GraphDataModule
-from graphbench.datamodules.info import DatasetInfo
+from graphbench.data.datamodules.graph_level import GraphDataModule
+from graphbench.info import DatasetInfo
 from graphbench.errors import ConfigError, GraphbenchError
 from graphbench.instantiate import METADATA_KEYS, build
-from graphbench.loggers import SafeWandbLogger
+from graphbench.loggers import ResumableCSVLogger, SafeWandbLogger
 from graphbench.modules.network import count_parameters
 from graphbench.modules.task_module import GraphTaskModule
 from graphbench.naming import seed_dependent_keys
@@ -54,6 +56,10 @@ log = logging.getLogger(__name__)
 
 #: where the traceback of an unexpected error goes (the console gets one line)
 ERROR_LOG: str = "error.log"
+#: the full training state at the end of the last completed epoch, under <run dir>/checkpoints/
+LAST_CHECKPOINT: str = "last.ckpt"
+#: ``resume``: ``never`` starts afresh; ``auto`` skips a completed run and resumes from ``last.ckpt``
+RESUME_MODES: tuple[str, ...] = ("never", "auto")
 
 
 def build_datamodule(cfg: DictConfig) -> GraphDataModule:
@@ -123,8 +129,15 @@ def train(cfg: DictConfig) -> RunRecord:
         output_dir.mkdir(parents=True, exist_ok=True)
     except OSError as exc:
         raise ConfigError(f"cannot create the run directory {output_dir} ({exc.strerror}); choose another with hydra.run.dir=<dir>") from None
-    record = RunRecord(status=RUNNING, config={}, run_dir=str(output_dir))
     results_path = output_dir / RESULTS_FILENAME
+    resume = str(cfg.get("resume") or "never")
+    if resume not in RESUME_MODES:
+        raise ConfigError(f"resume={resume!r} is not one of {list(RESUME_MODES)}")
+    previous = _completed_record(results_path) if resume == "auto" else None
+    if previous is not None:
+        log.info("skipped: %s already holds a completed run (resume=auto)", output_dir)
+        return previous
+    record = RunRecord(status=RUNNING, config={}, run_dir=str(output_dir))
     loggers: list[Any] = []
     start = time.perf_counter()
     with run_signals() as signals:
@@ -132,7 +145,7 @@ def train(cfg: DictConfig) -> RunRecord:
             record.config = OmegaConf.to_container(cfg, resolve=True)  # type: ignore[assignment]
             record.replicate_keys = seed_dependent_keys(cfg)
             record.write(results_path)
-            _fit_and_test(cfg, record, output_dir, signals, loggers)
+            _fit_and_test(cfg, record, output_dir, signals, loggers, resume=resume == "auto")
             record.status = COMPLETED
         except BaseException as exc:
             record.status = _status_of(exc, signals, output_dir)
@@ -141,6 +154,14 @@ def train(cfg: DictConfig) -> RunRecord:
             record.write(results_path)
             _finish_loggers(loggers, record)
     return record
+
+
+def _completed_record(results_path: Path) -> RunRecord | None:
+    try:
+        record = RunRecord.read(results_path)
+    except (OSError, ValueError, TypeError):
+        return None
+    return record if record.completed else None
 
 
 def _status_of(exc: BaseException, signals: SignalState, output_dir: Path) -> str:
@@ -161,7 +182,9 @@ def _status_of(exc: BaseException, signals: SignalState, output_dir: Path) -> st
     return failed(f"{type(exc).__name__}: {exc} (traceback in {output_dir / ERROR_LOG})")
 
 
-def _fit_and_test(cfg: DictConfig, record: RunRecord, output_dir: Path, signals: SignalState, loggers: list[Any]) -> None:
+def _fit_and_test(
+    cfg: DictConfig, record: RunRecord, output_dir: Path, signals: SignalState, loggers: list[Any], resume: bool
+) -> None:
     check_config(cfg)
     L.seed_everything(cfg.seed, workers=True, verbose=False)
     datamodule = build_datamodule(cfg)
@@ -181,13 +204,24 @@ def _fit_and_test(cfg: DictConfig, record: RunRecord, output_dir: Path, signals:
     record.num_params, record.hidden_dim = num_params, hidden_dim
     record.monitor, record.metric, record.higher_is_better = info.monitor, info.metric, info.higher_is_better
 
+    checkpoint_dir = output_dir / "checkpoints"
     checkpoint = ModelCheckpoint(
-        dirpath=output_dir / "checkpoints",
+        dirpath=checkpoint_dir,
         filename="best",
         monitor=info.monitor,
         mode="max" if info.higher_is_better else "min",
         save_top_k=1,
         save_weights_only=True,
+        enable_version_counter=False,
+    )
+    # the full state at the end of every epoch: what a resumed (requeued, preempted) run continues from
+    last = ModelCheckpoint(
+        dirpath=checkpoint_dir,
+        filename=LAST_CHECKPOINT[: -len(".ckpt")],
+        monitor=None,
+        save_top_k=1,
+        save_weights_only=False,
+        save_on_train_epoch_end=True,
         enable_version_counter=False,
     )
     trainer_cfg = OmegaConf.to_container(cfg.trainer, resolve=True)
@@ -199,10 +233,18 @@ def _fit_and_test(cfg: DictConfig, record: RunRecord, output_dir: Path, signals:
     predictions = TestPredictions()
     extra_callbacks = [build(c, f"callbacks.{k}") for k, c in (cfg.get("callbacks") or {}).items() if c]
     loggers.extend(build(c, f"logger.{k}") for k, c in (cfg.get("logger") or {}).items() if c)
+    resume_from = checkpoint_dir / LAST_CHECKPOINT if resume and (checkpoint_dir / LAST_CHECKPOINT).is_file() else None
+    if resume_from is not None:
+        resumed_epoch = int(torch.load(resume_from, map_location="cpu", weights_only=False)["epoch"])
+        log.info("resuming from %s (epoch %d done)", resume_from, resumed_epoch)
+        for lg in loggers:
+            if isinstance(lg, ResumableCSVLogger):
+                lg.resume_after(resumed_epoch)
     trainer: L.Trainer = build(
         OmegaConf.create(trainer_cfg),
         "trainer",
-        callbacks=[checkpoint, history, tracker, predictions, ParameterBudget(max_params), DivergenceGuard(), *extra_callbacks],
+        # order matters among the Checkpoint callbacks: best, then the history that reads it, then last
+        callbacks=[checkpoint, history, last, RNGState(), tracker, predictions, ParameterBudget(max_params), DivergenceGuard(), *extra_callbacks],
         logger=loggers or False,
         default_root_dir=str(output_dir),
     )
@@ -210,7 +252,7 @@ def _fit_and_test(cfg: DictConfig, record: RunRecord, output_dir: Path, signals:
         lg.log_hyperparams(record.config)
 
     with signals.lightning_loop():
-        trainer.fit(module, datamodule=datamodule)
+        trainer.fit(module, datamodule=datamodule, ckpt_path=str(resume_from) if resume_from else None)
     _raise_if_stopped(trainer)
     smoke_test = bool(trainer_cfg.get("fast_dev_run"))
     # Lightning's fast_dev_run saves no checkpoint: the one epoch it runs is tested with its weights

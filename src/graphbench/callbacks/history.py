@@ -4,6 +4,7 @@ from __future__ import annotations
 import logging
 import math
 import time
+from typing import Any
 
 import lightning as L
 from lightning.pytorch.callbacks import Checkpoint, ModelCheckpoint
@@ -33,6 +34,15 @@ class EpochHistory(Checkpoint):
         self._best_path_seen: str = ""
         self._best_score_seen: float | None = None
         self._epoch_start = 0.0
+
+    def state_dict(self) -> dict[str, Any]:
+        """Kept in the full checkpoint (``last.ckpt``), so a resumed run continues its history."""
+        return {"epochs": self.epochs, "best_epoch": self.best_epoch, "best_path_seen": self._best_path_seen, "best_score_seen": self._best_score_seen}
+
+    def load_state_dict(self, state_dict: dict[str, Any]) -> None:
+        self.epochs = list(state_dict["epochs"])
+        self.best_epoch = state_dict["best_epoch"]
+        self._best_path_seen, self._best_score_seen = state_dict["best_path_seen"], state_dict["best_score_seen"]
 
     def on_train_epoch_start(self, trainer: L.Trainer, pl_module: L.LightningModule) -> None:
         self._epoch_start = time.perf_counter()

@@ -34,6 +34,12 @@ class ResourceTracker(L.Callback):
         self._start = 0.0
         self._last_batch_end = 0.0
 
+    def state_dict(self) -> dict[str, list[float]]:
+        return {"epoch_times_s": self.epoch_times_s}
+
+    def load_state_dict(self, state_dict: dict[str, list[float]]) -> None:
+        self.epoch_times_s = list(state_dict["epoch_times_s"])
+
     def on_train_epoch_start(self, trainer: L.Trainer, pl_module: L.LightningModule) -> None:
         self._start = self._last_batch_end = time.perf_counter()
 

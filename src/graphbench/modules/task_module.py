@@ -11,7 +11,7 @@ from torch.optim import Optimizer
 from torch_geometric.data import Batch
 from torchmetrics import MaxMetric, MeanMetric, MinMetric
 
-from graphbench.datamodules.info import DatasetInfo
+from graphbench.info import DatasetInfo
 from graphbench.metrics.registry import make_metric
 from graphbench.modules.schedulers import SchedulerSpec
 
@@ -51,6 +51,7 @@ class GraphTaskModule(L.LightningModule):
         self.metrics = nn.ModuleDict({f"{split}_metric": make_metric(info) for split in SPLITS})
         self.losses = nn.ModuleDict({f"{split}_loss": MeanMetric() for split in SPLITS})
         self.val_best = MaxMetric() if info.higher_is_better else MinMetric()
+        self.val_best.persistent(True)  # in the checkpoint, so a resumed run keeps its best-so-far
         self.stop_below_lr: float | None = None
 
     def forward(self, batch: Batch) -> Tensor:

@@ -35,7 +35,7 @@ from graphbench.record import RESULTS_FILENAME, RunRecord
 #: replicate axis, ``run_name`` is derived from it (named here for results.json files
 #: written before ``replicate_keys`` existed), ``paths`` and ``logger`` are where/how a run
 #: records itself, ``hydra`` is launcher state.
-IGNORED_TOP_LEVEL_KEYS: frozenset[str] = frozenset({"seed", "run_name", "paths", "logger", "hydra"})
+IGNORED_TOP_LEVEL_KEYS: frozenset[str] = frozenset({"seed", "run_name", "resume", "paths", "logger", "hydra"})
 #: Top-level keys that name a configuration for loggers (e.g. ``model=gcn,optimizer.lr=0.01``):
 #: they take part in grouping, but a label shows them only when the other differing keys
 #: do not already tell the groups apart (see :func:`make_labels`).

@@ -1,0 +1,75 @@
+"""Resuming through the real CLI: a killed run relaunched with ``resume=auto`` ends with exactly the
+numbers of an uninterrupted run; a completed run is skipped; SIGTERM leaves a resumable state."""
+from __future__ import annotations
+
+import csv
+import json
+import signal
+import subprocess
+import sys
+from pathlib import Path
+
+from tests.conftest import FAST_CYCLES
+from tests.e2e.test_cli import cli_env, run_cli
+from tests.paths import REPO
+
+#: 30 epochs of 12 small batches: long enough to be killed mid-run, a few seconds in all
+RESUMABLE = [*FAST_CYCLES, "dataset.batch_size=8", "trainer.max_epochs=30", "resume=auto"]
+
+
+def start(tmp_path: Path, run_dir: Path) -> subprocess.Popen[str]:
+    args = [*RESUMABLE, f"hydra.run.dir={run_dir}", f"paths.cache_dir={tmp_path / 'cache'}"]
+    return subprocess.Popen(
+        [sys.executable, "run.py", *args], cwd=REPO, env=cli_env(), stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True
+    )
+
+
+def stop_after_epoch(proc: subprocess.Popen[str], epoch: int, signum: int) -> None:
+    """Send ``signum`` once the line of ``epoch`` is printed (the checkpoint of that epoch is on disk)."""
+    assert proc.stdout is not None
+    for line in proc.stdout:
+        if line.startswith(f"epoch {epoch}/"):
+            break
+    proc.send_signal(signum)
+    proc.communicate(timeout=300)
+
+
+def epochs_in_csv(run_dir: Path) -> list[int]:
+    with open(run_dir / "csv" / "metrics.csv", newline="") as handle:
+        return sorted(int(float(row["epoch"])) for row in csv.DictReader(handle) if row.get("train/loss"))
+
+
+def test_killed_run_resumes_to_the_numbers_of_an_uninterrupted_run(tmp_path: Path) -> None:
+    reference_dir, resumed_dir = tmp_path / "uninterrupted", tmp_path / "killed"
+    proc = run_cli([*RESUMABLE, f"hydra.run.dir={reference_dir}"], tmp_path)
+    assert proc.returncode == 0, proc.stderr[-2000:]
+    reference = json.loads((reference_dir / "results.json").read_text())
+
+    stop_after_epoch(start(tmp_path, resumed_dir), epoch=3, signum=signal.SIGKILL)
+    killed = json.loads((resumed_dir / "results.json").read_text())
+    assert killed["status"] == "running"  # SIGKILL leaves no chance to write anything else
+    assert (resumed_dir / "checkpoints" / "last.ckpt").is_file()
+
+    proc = run_cli([*RESUMABLE, f"hydra.run.dir={resumed_dir}"], tmp_path)
+    assert proc.returncode == 0, proc.stderr[-2000:]
+    assert "resuming from" in proc.stdout
+    resumed = json.loads((resumed_dir / "results.json").read_text())
+    assert resumed["status"] == "completed"
+    assert resumed["metrics"] == reference["metrics"]
+    assert (resumed["best_epoch"], resumed["epochs_trained"]) == (reference["best_epoch"], reference["epochs_trained"]) == (
+        reference["best_epoch"],
+        30,
+    )
+    assert epochs_in_csv(resumed_dir) == list(range(30))  # appended, each epoch once
+
+    again = run_cli([*RESUMABLE, f"hydra.run.dir={resumed_dir}"], tmp_path)
+    assert again.returncode == 0
+    assert "already holds a completed run" in again.stdout
+    assert json.loads((resumed_dir / "results.json").read_text()) == resumed
+
+
+def test_sigterm_leaves_preempted_status_and_last_checkpoint(tmp_path: Path) -> None:
+    run_dir = tmp_path / "run"
+    stop_after_epoch(start(tmp_path, run_dir), epoch=1, signum=signal.SIGTERM)
+    assert json.loads((run_dir / "results.json").read_text())["status"] == "preempted"
+    assert (run_dir / "checkpoints" / "last.ckpt").is_file()
