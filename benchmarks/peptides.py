@@ -14,9 +14,9 @@ from torch import Tensor
 from torch_geometric.data import Data, InMemoryDataset
 
 from benchmarks.common import Context
-from graphbench.datamodules.graph_store import GraphStore
-from graphbench.datamodules.molecules import featurize_smiles
-from graphbench.datamodules.peptides import PeptidesFuncDataModule, read_split
+from graphbench.data.sources.graph.peptides import PeptidesFuncDataModule, read_split
+from graphbench.data.sources.molecules import featurize_smiles
+from graphbench.data.store.graph_store import GraphStore
 
 RAW = "peptides-functional"
 CSV = "peptides-functional/raw/peptide_multi_class_dataset.csv.gz"

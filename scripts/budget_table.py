@@ -20,7 +20,7 @@ from hydra import compose, initialize_config_dir
 from torch import nn
 
 from graphbench.budget import solve_width
-from graphbench.datamodules.info import DatasetInfo, FeatureSpec
+from graphbench.info import DatasetInfo, FeatureSpec
 from graphbench.train import network_builder
 
 REPO = Path(__file__).resolve().parents[1]

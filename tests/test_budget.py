@@ -18,7 +18,7 @@ from omegaconf import DictConfig
 from torch import nn
 
 from graphbench.budget import solve_width
-from graphbench.datamodules.info import DatasetInfo, FeatureSpec
+from graphbench.info import DatasetInfo, FeatureSpec
 from graphbench.modules.network import count_parameters
 from graphbench.train import network_builder
 from tests.paths import CONF

@@ -32,8 +32,8 @@ from graphbench.callbacks.resources import ResourceTracker
 from graphbench.callbacks.rng_state import RNGState
 from graphbench.config_checks import check_config
 from graphbench.data.datamodules.graph_level import GraphDataModule
-from graphbench.info import DatasetInfo
 from graphbench.errors import ConfigError, GraphbenchError
+from graphbench.info import DatasetInfo
 from graphbench.instantiate import METADATA_KEYS, build
 from graphbench.loggers import ResumableCSVLogger, SafeWandbLogger
 from graphbench.modules.network import count_parameters

@@ -9,8 +9,8 @@ import pytest
 import torch
 from torch_geometric.data import Data
 
-from graphbench.datamodules.molecules import featurize_smiles
-from graphbench.datamodules.peptides import read_peptides_csv
+from graphbench.data.sources.graph.peptides import read_peptides_csv
+from graphbench.data.sources.molecules import featurize_smiles
 from tests.conftest import real_data_root
 
 #: every STRIDE-th peptide of the file, NUM_SMILES of them

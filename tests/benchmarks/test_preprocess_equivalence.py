@@ -8,7 +8,7 @@ import torch
 from ogb.utils import smiles2graph
 
 from benchmarks.peptides import reference_collate
-from graphbench.datamodules.molecules import featurize_smiles
+from graphbench.data.sources.molecules import featurize_smiles
 from tests.benchmarks.conftest import NUM_SMILES
 
 

@@ -10,7 +10,7 @@ from omegaconf import DictConfig
 from torch import nn
 from torch_geometric.data import Batch, Data
 
-from graphbench.datamodules.info import DatasetInfo, FeatureSpec
+from graphbench.info import DatasetInfo, FeatureSpec
 from graphbench.modules import layers as L
 from graphbench.train import network_builder
 

@@ -5,7 +5,7 @@ import torch
 from ogb.graphproppred.mol_encoder import AtomEncoder, BondEncoder
 from torch import Tensor, nn
 
-from graphbench.datamodules.info import FeatureSpec
+from graphbench.info import FeatureSpec
 
 
 class CategoricalEncoder(nn.Module):

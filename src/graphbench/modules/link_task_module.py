@@ -9,8 +9,8 @@ from torch.nn import functional as F
 from torch.optim import Optimizer
 from torch_geometric.data import Batch
 
-from graphbench.datamodules.info import DatasetInfo
 from graphbench.errors import ConfigError
+from graphbench.info import DatasetInfo
 from graphbench.metrics.mrr import link_ranks
 from graphbench.modules.losses import pos_neg_bce
 from graphbench.modules.schedulers import SchedulerSpec

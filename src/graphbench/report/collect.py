@@ -45,7 +45,7 @@ IGNORED_TOP_LEVEL_PREFIXES: tuple[str, ...] = ("hydra", "_")
 #: Keys ignored at any depth: nested seeds (``seed: ${seed}``) and per-run output
 #: locations (e.g. ``callbacks.model_checkpoint.dirpath``, ``trainer.default_root_dir``).
 IGNORED_KEY_NAMES: frozenset[str] = frozenset(
-    {"seed", "output_dir", "log_dir", "save_dir", "dirpath", "default_root_dir", "run_dir", "work_dir"}
+    {"seed", "output_dir", "log_dir", "save_dir", "dirpath", "default_root_dir", "run_dir", "work_dir", "literature"}
 )
 #: Shown instead of a value when a key is missing from a group's config.
 ABSENT: str = "<absent>"

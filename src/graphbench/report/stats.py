@@ -29,6 +29,7 @@ from dataclasses import dataclass
 
 from scipy import stats as scipy_stats
 
+from graphbench.report.literature import PaperValue, gap_in_std, paper_value
 from graphbench.report.collect import Block, Group
 
 DEFAULT_ALPHA: float = 0.05
@@ -130,6 +131,8 @@ class GroupSummary:
     p_value: float
     significant: bool
     is_best: bool
+    paper: PaperValue | None = None
+    paper_gap_std: float = math.nan
 
 
 @dataclass(frozen=True)
@@ -169,6 +172,8 @@ def summarize_block(block: Block, alpha: float = DEFAULT_ALPHA) -> BlockSummary:
         p_value = math.nan if i == best else welch_p_value(tests[best], tests[i])
         seeds = [run.seed for run in group.runs]
         repeated = sorted({s for s in seeds if s is not None and seeds.count(s) > 1})
+        paper = paper_value(group.runs[0].config, block.metric)
+        test_std = sample_std(tests[i])
         if repeated:
             notes.append(f"{group.label}: seeds {repeated} occur more than once (averaged for rank stability)")
         rows.append(
@@ -177,7 +182,7 @@ def summarize_block(block: Block, alpha: float = DEFAULT_ALPHA) -> BlockSummary:
                 n=len(group.runs),
                 seeds=tuple(seeds),
                 test_mean=means[i],
-                test_std=sample_std(tests[i]),
+                test_std=test_std,
                 val_mean=mean([run.value(val_key) for run in group.runs]),
                 val_std=sample_std([run.value(val_key) for run in group.runs]),
                 num_params=mean(params),
@@ -187,6 +192,8 @@ def summarize_block(block: Block, alpha: float = DEFAULT_ALPHA) -> BlockSummary:
                 p_value=p_value,
                 significant=math.isfinite(p_value) and p_value < alpha,
                 is_best=i == best,
+                paper=paper,
+                paper_gap_std=gap_in_std(means[i], test_std, paper),
             )
         )
     rank = rank_stability([_per_seed(group, test_key) for group in block.groups])

@@ -79,13 +79,19 @@ def format_markdown_table(summary: BlockSummary) -> str:
     lines = [f"## {block_title(summary)}", ""]
     if summary.block.fixed:
         lines += [f"Fixed: {summary.block.fixed}", ""]
-    lines += [
+    with_paper = any(row.paper is not None for row in summary.rows)
+    legend = (
         f"Values: mean ± sample std (ddof=1) over seeds. p: two-sided Welch's t-test (unequal variances) "
-        f"on test/{metric} vs the best group; * = p < {summary.alpha:g}, ns = not significant.",
+        f"on test/{metric} vs the best group; * = p < {summary.alpha:g}, ns = not significant."
+    )
+    if with_paper:
+        legend += " paper: the published value named by the config's `literature`; Δ = (mean − paper) / std over seeds."
+    lines += [
+        legend,
         "",
         f"| config | test/{metric} (mean ± std) | val/{metric} (mean ± std) | n seeds | params "
-        "| time/epoch (s) | best epoch | p vs best | sig. |",
-        "|---|---|---|---|---|---|---|---|---|",
+        "| time/epoch (s) | best epoch | p vs best | sig. |" + (" paper | Δ vs paper (std) |" if with_paper else ""),
+        "|---|---|---|---|---|---|---|---|---|" + ("---|---|" if with_paper else ""),
     ]
     for row in summary.rows:
         cells = [
@@ -99,6 +105,8 @@ def format_markdown_table(summary: BlockSummary) -> str:
             "—" if row.is_best else format_p_value(row.p_value),
             significance_marker(row),
         ]
+        if with_paper:
+            cells += [row.paper.formatted() if row.paper else NOT_AVAILABLE, format_number(row.paper_gap_std, 2)]
         lines.append("| " + " | ".join(cells) + " |")
     lines += [f"Note: {note}" for note in summary.notes]
     return "\n".join(lines)
@@ -136,6 +144,7 @@ CSV_COLUMNS: tuple[str, ...] = (
     "test_mean", "test_std_ddof1", "val_mean", "val_std_ddof1", "num_params", "time_per_epoch_s",
     "best_epoch", "p_value_vs_best", "significant", "is_best", "alpha",
     "rank_inversions_mean", "rank_inversions_max", "rank_seed_pairs", "path", "status",
+    "paper_value", "paper_std", "paper_source", "paper_gap_std",
 )
 
 
@@ -166,6 +175,10 @@ def format_csv(summaries: Sequence[BlockSummary], failed: Sequence[FailedRun]) -
                 "rank_inversions_mean": _csv_number(rank.mean_inversions),
                 "rank_inversions_max": "" if rank.reason else rank.max_inversions,
                 "rank_seed_pairs": rank.n_seed_pairs, "path": "", "status": "completed",
+                "paper_value": _csv_number(row.paper.value) if row.paper else "",
+                "paper_std": _csv_number(row.paper.std) if row.paper and row.paper.std is not None else "",
+                "paper_source": row.paper.source if row.paper else "",
+                "paper_gap_std": _csv_number(row.paper_gap_std),
             })
     for run in failed:
         writer.writerow({"kind": "failed", "config": run.label or "", "path": str(run.path), "status": run.status})

@@ -8,9 +8,9 @@ import pytest
 import torch
 from torch_geometric.data import Data
 
-from graphbench.datamodules.base import GraphDataModule
-from graphbench.datamodules.graph_store import GraphStore
-from graphbench.datamodules.info import DatasetInfo, FeatureSpec
+from graphbench.data.datamodules.graph_level import GraphDataModule
+from graphbench.data.store.graph_store import GraphStore
+from graphbench.info import DatasetInfo, FeatureSpec
 from graphbench.errors import ConfigError
 
 

@@ -9,12 +9,12 @@ import pytest
 import torch
 from omegaconf import DictConfig
 
-from graphbench.datamodules import pcqm_contact
-from graphbench.datamodules.raw_files import RawFile
+from graphbench.data.sources.link import pcqm_contact
+from graphbench.data.io.raw_files import RawFile
 from graphbench.modules.losses import BalancedBCEWithLogitsLoss
 from graphbench.train import train
-from tests.datamodules.link_fixtures import write_ogbl_collab, write_pcqm_contact, write_tsp
-from tests.datamodules.planetoid_fixture import write_planetoid
+from tests.data.sources.link.link_fixtures import write_ogbl_collab, write_pcqm_contact, write_tsp
+from tests.data.sources.node.planetoid_fixture import write_planetoid
 
 FAST = ["trainer.max_epochs=1", "trainer.enable_progress_bar=false", "model.hidden_dim=8", "model.num_layers=2", "logger=none"]
 

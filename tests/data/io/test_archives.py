@@ -6,12 +6,12 @@ from pathlib import Path
 
 import pytest
 
-from graphbench.datamodules.archives import (
+from graphbench.data.io.archives import (
     Archive,
     ensure_raw_files_from_archives,
     extract_archive,
 )
-from graphbench.datamodules.raw_files import RawFile
+from graphbench.data.io.raw_files import RawFile
 from graphbench.errors import ConfigError, DataError
 
 

@@ -6,8 +6,8 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from graphbench.datamodules import raw_files
-from graphbench.datamodules.raw_files import (
+from graphbench.data.io import raw_files
+from graphbench.data.io.raw_files import (
     RawFile,
     ensure_raw_files,
     load_numpy_pickle,

@@ -8,7 +8,7 @@ import numpy as np
 import pytest
 import torch
 
-from graphbench.datamodules.torch_pickle import load_tensor_pickle
+from graphbench.data.io.safe_load import load_tensor_pickle
 from graphbench.errors import DataError
 
 

@@ -6,9 +6,9 @@ import torch
 from torch_geometric.data import Batch, Data, InMemoryDataset
 from torch_geometric.loader import DataLoader as PyGDataLoader
 
-from graphbench.datamodules.batching import batching_plan, concatenated_ranges, graph_loader
-from graphbench.datamodules.graph_store import GraphStore
-from graphbench.datamodules.node_base import SplitNodeMask
+from graphbench.data.store.batching import batching_plan, concatenated_ranges, graph_loader
+from graphbench.data.store.graph_store import GraphStore
+from graphbench.data.datamodules.node_level import SplitNodeMask
 
 
 def graph(num_nodes: int, edges: list[tuple[int, int]], label: float) -> Data:

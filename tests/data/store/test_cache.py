@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 import torch
 
-from graphbench.datamodules.cache import (
+from graphbench.data.store.cache import (
     STALE_TMP_AGE_S,
     atomic_torch_save,
     cache_key,
@@ -74,7 +74,7 @@ def test_unreadable_entry_is_named_moved_aside_and_rebuilt(tmp_path: Path, caplo
     torch.save({"a": torch.arange(1000)}, path)
     truncated = path.read_bytes()[:200]
     path.write_bytes(truncated)
-    with caplog.at_level(logging.INFO, logger="graphbench.datamodules.cache"):
+    with caplog.at_level(logging.INFO, logger="graphbench.data.store.cache"):
         assert load_or_build(path, lambda: {"a": torch.arange(3)})["a"].tolist() == [0, 1, 2]
     warnings = [r.getMessage() for r in caplog.records if r.levelno == logging.WARNING]
     assert len(warnings) == 1
@@ -98,7 +98,7 @@ def test_empty_entry_is_moved_aside_and_rebuilt(tmp_path: Path) -> None:
 
 def test_build_logs_start_with_label_and_end_with_time(tmp_path: Path, caplog: pytest.LogCaptureFixture) -> None:
     path = tmp_path / "toy-0123.pt"
-    with caplog.at_level(logging.INFO, logger="graphbench.datamodules.cache"):
+    with caplog.at_level(logging.INFO, logger="graphbench.data.store.cache"):
         load_or_build(path, lambda: 1, "toy: 1,234 graphs")
     messages = [r.getMessage() for r in caplog.records]
     assert messages[0] == f"processing toy: 1,234 graphs: building the processed cache {path} ..."

@@ -12,10 +12,10 @@ from torch import Tensor
 from torch.utils.data import DataLoader
 from torch_geometric.transforms import BaseTransform
 
-from graphbench.datamodules.batching import graph_loader
-from graphbench.datamodules.cache import cache_key, load_or_build
-from graphbench.datamodules.graph_store import GraphStore
-from graphbench.datamodules.info import DatasetInfo, FeatureSpec
+from graphbench.data.store.batching import graph_loader
+from graphbench.data.store.cache import cache_key, load_or_build
+from graphbench.data.store.graph_store import GraphStore
+from graphbench.info import DatasetInfo, FeatureSpec
 from graphbench.errors import ConfigError, DataError
 from graphbench.transforms.channelwise import ChannelwiseNorm
 

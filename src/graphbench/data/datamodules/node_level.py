@@ -10,10 +10,10 @@ from torch import Tensor
 from torch.utils.data import DataLoader
 from torch_geometric.data import Batch, Data
 
-from graphbench.datamodules.base import SPLITS, GraphDataModule
-from graphbench.datamodules.full_batch import full_batch_loader
-from graphbench.datamodules.graph_store import GraphStore
-from graphbench.datamodules.info import DatasetInfo, FeatureSpec
+from graphbench.data.datamodules.graph_level import SPLITS, GraphDataModule
+from graphbench.data.store.full_batch import full_batch_loader
+from graphbench.data.store.graph_store import GraphStore
+from graphbench.info import DatasetInfo, FeatureSpec
 from graphbench.errors import ConfigError, DataError
 
 

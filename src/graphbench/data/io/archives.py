@@ -16,7 +16,7 @@ from dataclasses import dataclass
 from pathlib import Path, PurePosixPath
 from typing import Sequence
 
-from graphbench.datamodules.raw_files import (
+from graphbench.data.io.raw_files import (
     RawFile,
     _download,
     check_data_root,

@@ -17,7 +17,7 @@ from typing import Any
 
 import torch
 
-from graphbench.datamodules.raw_files import _NumpyOnlyUnpickler
+from graphbench.data.io.raw_files import _NumpyOnlyUnpickler
 from graphbench.errors import DataError
 
 

@@ -22,7 +22,7 @@ from rdkit import Chem
 from torch import Tensor
 from torch_geometric.data import Data
 
-from graphbench.datamodules.graph_store import collate_flat
+from graphbench.data.store.graph_store import collate_flat
 from graphbench.errors import DataError
 
 

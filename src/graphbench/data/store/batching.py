@@ -18,7 +18,7 @@ from torch.utils.data import DataLoader
 from torch_geometric.data import Batch, Data
 
 if TYPE_CHECKING:
-    from graphbench.datamodules.graph_store import GraphStore
+    from graphbench.data.store.graph_store import GraphStore
 
 
 @dataclass(frozen=True)

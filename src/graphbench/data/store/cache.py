@@ -206,7 +206,7 @@ def load_or_build(path: Path, build: Callable[[], T], label: str | None = None) 
     temporary file that a later call removes, see :func:`remove_stale_tmp_files`). An entry that
     cannot be read is moved aside to ``<name>.corrupt-<timestamp>`` with one warning and rebuilt.
     ``label`` (e.g. ``"peptides-func (15,535 graphs)"``) names what is built in the log lines that
-    announce a build and its duration (logger ``graphbench.datamodules.cache``, INFO).
+    announce a build and its duration (logger ``graphbench.data.store.cache``, INFO).
     """
     path = Path(path)
     remove_stale_tmp_files(path.parent)

@@ -9,7 +9,7 @@ import torch
 from torch import Tensor
 from torch_geometric.data import Batch, Data, InMemoryDataset
 
-from graphbench.datamodules.batching import Column, batching_plan, gather_batch
+from graphbench.data.store.batching import Column, batching_plan, gather_batch
 
 
 class GraphStore(InMemoryDataset):
@@ -43,7 +43,7 @@ class GraphStore(InMemoryDataset):
     def batch(self, positions: Sequence[int]) -> Batch:
         """The graphs at ``positions`` of this view, collated: exactly
         ``Batch.from_data_list([self[p] for p in positions])``, gathered in bulk by
-        :func:`~graphbench.datamodules.batching.gather_batch` unless a transform or an attribute
+        :func:`~graphbench.data.store.batching.gather_batch` unless a transform or an attribute
         that only PyG's collate handles needs the per-graph path."""
         if not self._plan:
             self._plan.append(batching_plan(self._data, self.slices))

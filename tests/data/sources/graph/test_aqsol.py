@@ -9,7 +9,7 @@ import numpy as np
 import pytest
 import torch
 
-from graphbench.datamodules.aqsol import AQSOLDataModule
+from graphbench.data.sources.graph.aqsol import AQSOLDataModule
 from graphbench.errors import DataError
 
 

@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 import torch
 
-from graphbench.datamodules.superpixels import SuperpixelsDataModule
+from graphbench.data.sources.graph.benchmarking_superpixels import SuperpixelsDataModule
 from graphbench.errors import ConfigError, DataError
 
 

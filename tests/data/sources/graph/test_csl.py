@@ -7,7 +7,7 @@ import numpy as np
 import pytest
 import torch
 
-from graphbench.datamodules.csl import CSL_SKIPS, CSLDataModule, csl_edge_index, generate_csl
+from graphbench.data.sources.graph.csl import CSL_SKIPS, CSLDataModule, csl_edge_index, generate_csl
 from graphbench.errors import ConfigError, DataError
 from tests.conftest import real_data_root
 

@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 import torch
 
-from graphbench.datamodules.cycles import CyclesDataModule, generate_cycles, tree_graph, unicyclic_graph
+from graphbench.data.sources.graph.cycles import CyclesDataModule, generate_cycles, tree_graph, unicyclic_graph
 from graphbench.errors import ConfigError
 
 

@@ -8,7 +8,7 @@ import numpy as np
 import pytest
 import torch
 
-from graphbench.datamodules import graphtheoryprop as gtp
+from graphbench.data.sources.graph import graphtheoryprop as gtp
 from graphbench.errors import ConfigError
 
 

@@ -10,7 +10,7 @@ import pytest
 import torch
 from ogb.utils import smiles2graph
 
-from graphbench.datamodules.ogbg import OGBGraphDataModule
+from graphbench.data.sources.graph.ogbg import OGBGraphDataModule
 from graphbench.errors import ConfigError, DataError
 
 SMILES = ["CCO", "c1ccccc1", "CC(=O)O", "N#N", "OCC(O)CO"]

@@ -10,8 +10,8 @@ import pytest
 import torch
 from ogb.utils import smiles2graph
 
-from graphbench.datamodules.molecules import featurize_smiles
-from graphbench.datamodules.peptides import PeptidesFuncDataModule, read_peptides_csv, read_split
+from graphbench.data.sources.molecules import featurize_smiles
+from graphbench.data.sources.graph.peptides import PeptidesFuncDataModule, read_peptides_csv, read_split
 from graphbench.errors import DataError
 from tests.conftest import real_data_root
 

@@ -9,9 +9,9 @@ import numpy as np
 import pytest
 import torch
 
-from graphbench.datamodules import peptides
-from graphbench.datamodules.peptides import PEPTIDES_STRUCT_TARGETS, PeptidesStructDataModule
-from graphbench.datamodules.raw_files import RawFile, md5sum
+from graphbench.data.sources.graph import peptides
+from graphbench.data.sources.graph.peptides import PEPTIDES_STRUCT_TARGETS, PeptidesStructDataModule
+from graphbench.data.io.raw_files import RawFile, md5sum
 from graphbench.errors import DataError
 
 SMILES = ["CC(=O)N[C@@H](C)C(=O)O", "NCC(=O)NCC(=O)O", "c1ccccc1O", "CCN", "OCCO"]

@@ -10,7 +10,7 @@ import numpy as np
 import pytest
 import torch
 
-from graphbench.datamodules.tudataset import TUDataModule
+from graphbench.data.sources.graph.tudataset import TUDataModule
 from graphbench.errors import ConfigError, DataError
 from tests.conftest import real_data_root
 

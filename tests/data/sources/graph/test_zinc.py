@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 import torch
 
-from graphbench.datamodules.zinc import ZINCDataModule
+from graphbench.data.sources.graph.zinc import ZINCDataModule
 from graphbench.errors import DataError
 
 SIZES = {"train": 6, "val": 3, "test": 3}

@@ -8,13 +8,13 @@ import numpy as np
 import pytest
 import torch
 
-from graphbench.datamodules import pcqm_contact
-from graphbench.datamodules.ogbl import OGBLinkDataModule, read_ogbl
-from graphbench.datamodules.pcqm_contact import PCQMContactDataModule, shuffle_split
-from graphbench.datamodules.raw_files import RawFile
-from graphbench.datamodules.tsp import TSPDataModule
+from graphbench.data.sources.link import pcqm_contact
+from graphbench.data.sources.link.ogbl import OGBLinkDataModule, read_ogbl
+from graphbench.data.sources.link.pcqm_contact import PCQMContactDataModule, shuffle_split
+from graphbench.data.io.raw_files import RawFile
+from graphbench.data.sources.link.tsp import TSPDataModule
 from graphbench.errors import DataError
-from tests.datamodules.link_fixtures import write_ogbl_collab, write_pcqm_contact, write_tsp
+from tests.data.sources.link.link_fixtures import write_ogbl_collab, write_pcqm_contact, write_tsp
 
 COMMON: dict[str, Any] = dict(task_type="binary", higher_is_better=True, split="official")
 

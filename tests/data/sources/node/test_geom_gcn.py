@@ -8,7 +8,7 @@ import numpy as np
 import pytest
 import torch
 
-from graphbench.datamodules.webkb import GEOM_GCN_DATASETS, GeomGCNDataModule, read_geom_gcn
+from graphbench.data.sources.node.geom_gcn import GEOM_GCN_DATASETS, GeomGCNDataModule, read_geom_gcn
 from graphbench.errors import ConfigError, DataError
 from tests.conftest import real_data_root
 

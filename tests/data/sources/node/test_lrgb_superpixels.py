@@ -9,7 +9,7 @@ import pytest
 import torch
 from torch import nn
 
-from graphbench.datamodules.lrgb_superpixels import COCO_CATEGORY_IDS, LRGBSuperpixelsDataModule
+from graphbench.data.sources.node.lrgb_superpixels import COCO_CATEGORY_IDS, LRGBSuperpixelsDataModule
 from graphbench.errors import DataError
 from graphbench.modules.task_module import GraphTaskModule
 

@@ -9,10 +9,10 @@ import numpy as np
 import pytest
 import torch
 
-from graphbench.datamodules.planetoid import PlanetoidDataModule, load_planetoid_pickle, read_planetoid
+from graphbench.data.sources.node.planetoid import PlanetoidDataModule, load_planetoid_pickle, read_planetoid
 from graphbench.errors import ConfigError, DataError
 from tests.conftest import real_data_root
-from tests.datamodules.planetoid_fixture import write_planetoid
+from tests.data.sources.node.planetoid_fixture import write_planetoid
 
 
 def make_dm(root: Path, tmp_path: Path, name: str = "cora", **overrides: Any) -> PlanetoidDataModule:

@@ -7,7 +7,7 @@ import numpy as np
 import pytest
 import torch
 
-from graphbench.datamodules.sbm import SBMDataModule, block_model, cluster_graph, pattern_graph
+from graphbench.data.sources.node.sbm_patterns import SBMDataModule, block_model, cluster_graph, pattern_graph
 from graphbench.errors import ConfigError
 
 PATTERN = dict(kind="pattern", num_communities=5, p=0.5, q=0.35, num_patterns=2, graphs_per_pattern=[4, 2, 2])

@@ -7,10 +7,10 @@ import numpy as np
 import pytest
 import torch
 
-from graphbench.datamodules.syn_homophily import SynHomophilyDataModule, edge_homophily
+from graphbench.data.sources.node.syn_homophily import SynHomophilyDataModule, edge_homophily
 from graphbench.errors import ConfigError, DataError
 from tests.conftest import real_data_root
-from tests.datamodules.planetoid_fixture import write_planetoid
+from tests.data.sources.node.planetoid_fixture import write_planetoid
 
 TOLERANCE = 0.05
 

@@ -8,7 +8,7 @@ import numpy as np
 import pytest
 import torch
 
-from graphbench.datamodules.wikics import WikiCSDataModule
+from graphbench.data.sources.node.wikics import WikiCSDataModule
 from graphbench.errors import ConfigError, DataError
 
 

@@ -12,12 +12,12 @@ import numpy as np
 import torch
 from torch import Tensor
 
-from graphbench.datamodules.base import GraphDataModule
-from graphbench.datamodules.collate import collate_graph_list
-from graphbench.datamodules.folds import check_split_index, fold_from_index_files
-from graphbench.datamodules.graph_store import GraphStore
-from graphbench.datamodules.info import DatasetInfo, FeatureSpec
-from graphbench.datamodules.raw_files import RawFile, ensure_raw_files
+from graphbench.data.datamodules.graph_level import GraphDataModule
+from graphbench.data.store.collate import collate_graph_list
+from graphbench.data.sources.folds import check_split_index, fold_from_index_files
+from graphbench.data.store.graph_store import GraphStore
+from graphbench.info import DatasetInfo, FeatureSpec
+from graphbench.data.io.raw_files import RawFile, ensure_raw_files
 from graphbench.errors import ConfigError
 
 NUM_FOLDS = 5

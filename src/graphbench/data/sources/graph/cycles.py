@@ -7,9 +7,9 @@ import numpy as np
 import torch
 from torch import Tensor
 
-from graphbench.datamodules.base import GraphDataModule
-from graphbench.datamodules.graph_store import GraphStore, collate_arrays
-from graphbench.datamodules.info import DatasetInfo, FeatureSpec
+from graphbench.data.datamodules.graph_level import GraphDataModule
+from graphbench.data.store.graph_store import GraphStore, collate_arrays
+from graphbench.info import DatasetInfo, FeatureSpec
 from graphbench.errors import ConfigError
 
 

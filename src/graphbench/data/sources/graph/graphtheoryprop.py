@@ -22,10 +22,10 @@ import numpy as np
 import torch
 from torch import Tensor
 
-from graphbench.datamodules.base import SPLITS, GraphDataModule
-from graphbench.datamodules.collate import collate_graph_list
-from graphbench.datamodules.graph_store import GraphStore
-from graphbench.datamodules.info import DatasetInfo, FeatureSpec
+from graphbench.data.datamodules.graph_level import SPLITS, GraphDataModule
+from graphbench.data.store.collate import collate_graph_list
+from graphbench.data.store.graph_store import GraphStore
+from graphbench.info import DatasetInfo, FeatureSpec
 from graphbench.errors import ConfigError
 
 TARGETS = ("is_connected", "diameter", "spectral_radius")

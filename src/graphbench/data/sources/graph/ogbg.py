@@ -20,12 +20,12 @@ import numpy as np
 import torch
 from torch import Tensor
 
-from graphbench.datamodules.archives import Archive, ensure_raw_files_from_archives
-from graphbench.datamodules.base import GraphDataModule
-from graphbench.datamodules.graph_store import GraphStore
-from graphbench.datamodules.info import DatasetInfo, FeatureSpec
-from graphbench.datamodules.molecules import featurize_smiles
-from graphbench.datamodules.raw_files import RawFile
+from graphbench.data.io.archives import Archive, ensure_raw_files_from_archives
+from graphbench.data.datamodules.graph_level import GraphDataModule
+from graphbench.data.store.graph_store import GraphStore
+from graphbench.info import DatasetInfo, FeatureSpec
+from graphbench.data.sources.molecules import featurize_smiles
+from graphbench.data.io.raw_files import RawFile
 from graphbench.errors import ConfigError, DataError
 
 #: OGB name -> (download name in OGB's master.csv, number of tasks)

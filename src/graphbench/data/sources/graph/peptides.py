@@ -15,11 +15,11 @@ import numpy as np
 import torch
 from torch import Tensor
 
-from graphbench.datamodules.base import GraphDataModule
-from graphbench.datamodules.graph_store import GraphStore
-from graphbench.datamodules.info import DatasetInfo, FeatureSpec
-from graphbench.datamodules.molecules import as_float_labels, featurize_smiles
-from graphbench.datamodules.raw_files import RawFile, as_index_array, ensure_raw_files, load_numpy_pickle
+from graphbench.data.datamodules.graph_level import GraphDataModule
+from graphbench.data.store.graph_store import GraphStore
+from graphbench.info import DatasetInfo, FeatureSpec
+from graphbench.data.sources.molecules import as_float_labels, featurize_smiles
+from graphbench.data.io.raw_files import RawFile, as_index_array, ensure_raw_files, load_numpy_pickle
 from graphbench.errors import DataError
 
 PEPTIDES_FUNC_FILES = [

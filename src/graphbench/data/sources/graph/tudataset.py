@@ -19,13 +19,13 @@ import numpy as np
 import torch
 from torch import Tensor
 
-from graphbench.datamodules.archives import Archive, ensure_raw_files_from_archives
-from graphbench.datamodules.base import GraphDataModule
-from graphbench.datamodules.collate import collate_concatenated
-from graphbench.datamodules.folds import check_split_index, fold_from_index_files, stratified_cv_fold
-from graphbench.datamodules.graph_store import GraphStore
-from graphbench.datamodules.info import DatasetInfo, FeatureSpec
-from graphbench.datamodules.raw_files import RawFile
+from graphbench.data.io.archives import Archive, ensure_raw_files_from_archives
+from graphbench.data.datamodules.graph_level import GraphDataModule
+from graphbench.data.store.collate import collate_concatenated
+from graphbench.data.sources.folds import check_split_index, fold_from_index_files, stratified_cv_fold
+from graphbench.data.store.graph_store import GraphStore
+from graphbench.info import DatasetInfo, FeatureSpec
+from graphbench.data.io.raw_files import RawFile
 from graphbench.errors import DataError
 
 NUM_FOLDS = 10

@@ -11,10 +11,10 @@ from torch import Tensor
 from torch.utils.data import DataLoader
 from torch_geometric.data import Data
 
-from graphbench.datamodules.base import SPLITS, GraphDataModule
-from graphbench.datamodules.graph_store import GraphStore
-from graphbench.datamodules.info import DatasetInfo, FeatureSpec
-from graphbench.datamodules.raw_files import RawFile, ensure_raw_files
+from graphbench.data.datamodules.graph_level import SPLITS, GraphDataModule
+from graphbench.data.store.graph_store import GraphStore
+from graphbench.info import DatasetInfo, FeatureSpec
+from graphbench.data.io.raw_files import RawFile, ensure_raw_files
 from graphbench.errors import ConfigError, DataError
 
 #: OGB dataset -> (folder, split type, extra edge files): the rows of ogb/linkproppred/master.csv used here

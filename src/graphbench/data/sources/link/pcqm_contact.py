@@ -13,10 +13,10 @@ from ogb.utils.features import atom_to_feature_vector, bond_to_feature_vector
 from torch import Tensor
 from torch_geometric.data import Data
 
-from graphbench.datamodules.base import GraphDataModule
-from graphbench.datamodules.graph_store import GraphStore
-from graphbench.datamodules.info import DatasetInfo, FeatureSpec
-from graphbench.datamodules.raw_files import RawFile, ensure_raw_files
+from graphbench.data.datamodules.graph_level import GraphDataModule
+from graphbench.data.store.graph_store import GraphStore
+from graphbench.info import DatasetInfo, FeatureSpec
+from graphbench.data.io.raw_files import RawFile, ensure_raw_files
 from graphbench.errors import DataError
 
 PCQM_CONTACT_FILES = [

@@ -8,10 +8,10 @@ import torch
 from torch import Tensor
 from torch_geometric.data import Data
 
-from graphbench.datamodules.base import SPLITS, GraphDataModule
-from graphbench.datamodules.graph_store import GraphStore
-from graphbench.datamodules.info import DatasetInfo, FeatureSpec
-from graphbench.datamodules.raw_files import RawFile, ensure_raw_files
+from graphbench.data.datamodules.graph_level import SPLITS, GraphDataModule
+from graphbench.data.store.graph_store import GraphStore
+from graphbench.info import DatasetInfo, FeatureSpec
+from graphbench.data.io.raw_files import RawFile, ensure_raw_files
 from graphbench.errors import DataError
 
 #: no direct URL: PyG ships it inside https://data.pyg.org/datasets/benchmarking-gnns/TSP_v2.zip

@@ -10,8 +10,8 @@ import torch
 from torch import Tensor
 from torch_geometric.data import Data
 
-from graphbench.datamodules.node_base import NodeDataModule
-from graphbench.datamodules.raw_files import RawFile, ensure_raw_files
+from graphbench.data.datamodules.node_level import NodeDataModule
+from graphbench.data.io.raw_files import RawFile, ensure_raw_files
 from graphbench.errors import DataError
 
 NUM_GEOM_GCN_SPLITS = 10

@@ -17,13 +17,13 @@ from typing import Any
 import torch
 from torch import Tensor
 
-from graphbench.datamodules.archives import Archive, ensure_raw_files_from_archives
-from graphbench.datamodules.base import SPLITS, GraphDataModule
-from graphbench.datamodules.collate import collate_graph_list, node_level_split_attributes
-from graphbench.datamodules.graph_store import GraphStore
-from graphbench.datamodules.info import DatasetInfo, FeatureSpec
-from graphbench.datamodules.raw_files import RawFile
-from graphbench.datamodules.torch_pickle import load_tensor_pickle
+from graphbench.data.io.archives import Archive, ensure_raw_files_from_archives
+from graphbench.data.datamodules.graph_level import SPLITS, GraphDataModule
+from graphbench.data.store.collate import collate_graph_list, node_level_split_attributes
+from graphbench.data.store.graph_store import GraphStore
+from graphbench.info import DatasetInfo, FeatureSpec
+from graphbench.data.io.raw_files import RawFile
+from graphbench.data.io.safe_load import load_tensor_pickle
 from graphbench.errors import ConfigError, DataError
 
 #: COCO category ids (0 = background) that occur; LRGB maps them to 0..80 in this order

@@ -8,9 +8,9 @@ import numpy as np
 import torch
 from torch import Tensor
 
-from graphbench.datamodules.graph_store import GraphStore, collate_arrays
-from graphbench.datamodules.info import DatasetInfo, FeatureSpec
-from graphbench.datamodules.node_base import InductiveNodeDataModule
+from graphbench.data.store.graph_store import GraphStore, collate_arrays
+from graphbench.info import DatasetInfo, FeatureSpec
+from graphbench.data.datamodules.node_level import InductiveNodeDataModule
 from graphbench.errors import ConfigError
 
 

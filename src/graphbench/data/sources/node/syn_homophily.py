@@ -9,8 +9,8 @@ import torch
 from torch import Tensor
 from torch_geometric.data import Data
 
-from graphbench.datamodules.node_base import NodeDataModule
-from graphbench.datamodules.planetoid import PLANETOID_NAMES, read_planetoid
+from graphbench.data.datamodules.node_level import NodeDataModule
+from graphbench.data.sources.node.planetoid import PLANETOID_NAMES, read_planetoid
 from graphbench.errors import ConfigError, DataError
 
 

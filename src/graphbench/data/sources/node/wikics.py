@@ -8,8 +8,8 @@ from typing import Any
 import torch
 from torch_geometric.data import Data
 
-from graphbench.datamodules.node_base import NodeDataModule
-from graphbench.datamodules.raw_files import RawFile, ensure_raw_files
+from graphbench.data.datamodules.node_level import NodeDataModule
+from graphbench.data.io.raw_files import RawFile, ensure_raw_files
 from graphbench.errors import DataError
 
 NUM_WIKICS_SPLITS = 20

@@ -6,7 +6,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from graphbench.datamodules.folds import check_split_index, fold_from_index_files, stratified_cv_fold, stratified_fold_ids
+from graphbench.data.sources.folds import check_split_index, fold_from_index_files, stratified_cv_fold, stratified_fold_ids
 from graphbench.errors import ConfigError, DataError
 
 

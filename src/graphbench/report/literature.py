@@ -1,0 +1,77 @@
+"""The paper column: published values that a configuration reproduces, taken from its config.
+
+A dataset YAML (``dataset.literature``) or an experiment YAML (top-level ``literature``) lists
+entries such as ``{metric: accuracy, value: 0.815, std: null, model: gcn, source: "Kipf & Welling
+2017, Table 2"}``. A group of runs is matched with the first entry of its experiment, then of its
+dataset, whose ``metric`` is the block's metric and whose ``model`` (when given) is the group's
+``model.name``. The gap is reported in units of the reproduced standard deviation,
+:math:`(\\bar{x} - x_{\\text{paper}}) / s`, so that "2.0" reads "two of our standard deviations above
+the paper".
+"""
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+from typing import Any
+
+#: config keys holding literature entries: the experiment's, then the dataset's
+LITERATURE_KEYS: tuple[tuple[str, ...], ...] = (("literature",), ("dataset", "literature"))
+
+
+@dataclass(frozen=True)
+class PaperValue:
+    """One published number: ``value`` (± ``std`` when published) of ``metric`` for ``model``."""
+
+    metric: str
+    value: float
+    source: str
+    std: float | None = None
+    model: str | None = None
+
+    def formatted(self) -> str:
+        std = f" ± {self.std:.4f}" if self.std is not None else ""
+        return f"{self.value:.4f}{std} ({self.source})"
+
+
+def _entries(config: dict[str, Any], path: tuple[str, ...]) -> list[Any]:
+    node: Any = config
+    for key in path:
+        node = node.get(key) if isinstance(node, dict) else None
+    return node if isinstance(node, list) else []
+
+
+def _parse(entry: Any) -> PaperValue | None:
+    if not isinstance(entry, dict):
+        return None
+    metric, value, source = entry.get("metric"), entry.get("value"), entry.get("source")
+    if not isinstance(metric, str) or not isinstance(value, (int, float)) or isinstance(value, bool):
+        return None
+    std = entry.get("std")
+    model = entry.get("model")
+    return PaperValue(
+        metric=metric,
+        value=float(value),
+        source=str(source or "source not given"),
+        std=float(std) if isinstance(std, (int, float)) and not isinstance(std, bool) else None,
+        model=str(model) if model is not None else None,
+    )
+
+
+def paper_value(config: dict[str, Any] | None, metric: str) -> PaperValue | None:
+    """The published value a run with ``config`` is compared with on ``metric``, or ``None``."""
+    if not config:
+        return None
+    model = config.get("model", {}).get("name") if isinstance(config.get("model"), dict) else None
+    for path in LITERATURE_KEYS:
+        for entry in _entries(config, path):
+            paper = _parse(entry)
+            if paper is not None and paper.metric == metric and paper.model in (None, model):
+                return paper
+    return None
+
+
+def gap_in_std(mean: float, std: float, paper: PaperValue | None) -> float:
+    """:math:`(\\bar{x} - x_{\\text{paper}}) / s`; NaN without a paper value or a positive std."""
+    if paper is None or not math.isfinite(mean) or not math.isfinite(std) or std <= 0:
+        return math.nan
+    return (mean - paper.value) / std

@@ -1,0 +1,60 @@
+"""The paper column: which published value a group is compared with, and the gap in reproduced stds."""
+from __future__ import annotations
+
+import json
+import math
+from pathlib import Path
+
+import pytest
+
+from graphbench.report.__main__ import main
+from graphbench.report.literature import PaperValue, gap_in_std, paper_value
+
+KW = {"metric": "accuracy", "value": 0.815, "model": "gcn", "source": "Kipf & Welling 2017"}
+
+
+def test_experiment_entry_wins_over_dataset_entry_and_model_must_match() -> None:
+    config = {
+        "model": {"name": "gcn"},
+        "literature": [{"metric": "accuracy", "value": 0.80, "source": "experiment"}],
+        "dataset": {"literature": [KW, {"metric": "accuracy", "value": 0.79, "model": "gat", "source": "GAT"}]},
+    }
+    assert paper_value(config, "accuracy") == PaperValue("accuracy", 0.80, "experiment")
+    del config["literature"]
+    assert paper_value(config, "accuracy") == PaperValue("accuracy", 0.815, "Kipf & Welling 2017", model="gcn")
+    config["model"]["name"] = "sage"
+    assert paper_value(config, "accuracy") is None  # entries name gcn and gat only
+    assert paper_value({"dataset": {"literature": [KW]}, "model": {"name": "gcn"}}, "f1_macro") is None
+    assert paper_value(None, "accuracy") is None
+
+
+def test_gap_is_in_units_of_the_reproduced_std() -> None:
+    paper = PaperValue("accuracy", 0.815, "KW")
+    assert gap_in_std(0.82, 0.02, paper) == pytest.approx(0.25)
+    assert math.isnan(gap_in_std(0.82, 0.0, paper))
+    assert math.isnan(gap_in_std(0.82, 0.02, None))
+
+
+def test_report_prints_the_paper_column(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """gcn: 0.80, 0.82, 0.84 -> 0.8200 ± 0.0200, paper 0.815 -> Δ = 0.25; mlp has no entry: n/a."""
+    values = {"gcn": [0.80, 0.82, 0.84], "mlp": [0.50, 0.52, 0.54]}
+    job = 0
+    for model, accs in values.items():
+        for seed, acc in enumerate(accs):
+            out = tmp_path / str(job)
+            out.mkdir()
+            config = {"seed": seed, "model": {"name": model}, "dataset": {"name": "cora", "literature": [KW]}}
+            record = {
+                "status": "completed", "config": config, "metric": "accuracy", "higher_is_better": True,
+                "num_params": 100, "best_epoch": 3, "time_per_epoch_s": 0.1,
+                "metrics": {"test/accuracy": acc, "val/accuracy": acc},
+            }
+            (out / "results.json").write_text(json.dumps(record))
+            job += 1
+    assert main([str(tmp_path)]) == 0
+    out = capsys.readouterr().out
+    assert "| paper | Δ vs paper (std) |" in out
+    gcn_row = next(line for line in out.splitlines() if line.startswith("| model=gcn"))
+    assert gcn_row.endswith("| 0.8150 (Kipf & Welling 2017) | 0.25 |")
+    mlp_row = next(line for line in out.splitlines() if line.startswith("| model=mlp"))
+    assert mlp_row.endswith("| n/a | n/a |")
