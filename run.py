@@ -8,6 +8,7 @@ Exit code: 0 when the run completed; 1 when it failed or diverged; 130 after Ctr
 SIGTERM. A multirun goes on after a job that failed and ends by listing the jobs that did not
 complete (exit code 1, see graphbench.hydra_callbacks).
 """
+
 from __future__ import annotations
 
 import sys

@@ -1,4 +1,5 @@
 """``python -m benchmarks``: run the benchmark suite and print its markdown table."""
+
 from benchmarks.cli import main
 
 if __name__ == "__main__":

@@ -1,4 +1,5 @@
 """The benchmark runner: ``python -m benchmarks [--only a,b] [--quick] [--repeats N] ...``."""
+
 from __future__ import annotations
 
 import argparse
@@ -32,9 +33,15 @@ def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
     parser.add_argument("--only", default=",".join(BENCHMARKS), help=f"comma-separated subset of {list(BENCHMARKS)}")
     parser.add_argument("--quick", action="store_true", help="tiny sizes: a smoke test of the harness, figures not meaningful")
     parser.add_argument("--repeats", type=int, default=None, help="interleaved rounds per comparison (default 3; 1 with --quick)")
-    parser.add_argument("--data-dir", type=Path, default=Path(os.environ.get("GRAPHBENCH_DATA", "data")), help="raw-data root (read-only)")
-    parser.add_argument("--cache-dir", type=Path, default=None, help="processed-data cache, kept between runs (default: a temporary one)")
-    parser.add_argument("--threads", type=int, default=None, help="torch intra-op threads (default: torch's choice); set for subprocesses too")
+    parser.add_argument(
+        "--data-dir", type=Path, default=Path(os.environ.get("GRAPHBENCH_DATA", "data")), help="raw-data root (read-only)"
+    )
+    parser.add_argument(
+        "--cache-dir", type=Path, default=None, help="processed-data cache, kept between runs (default: a temporary one)"
+    )
+    parser.add_argument(
+        "--threads", type=int, default=None, help="torch intra-op threads (default: torch's choice); set for subprocesses too"
+    )
     parser.add_argument("--output", type=Path, default=None, help="also write the markdown table to this file")
     args = parser.parse_args(argv)
     unknown = sorted(set(args.only.split(",")) - set(BENCHMARKS))

@@ -1,5 +1,6 @@
 """What every benchmark shares: the run context, result rows with their targets, composed configs,
 interleaved repeats and the markdown table."""
+
 from __future__ import annotations
 
 import re
@@ -85,7 +86,16 @@ class Row:
 
     def cells(self) -> list[str]:
         figure = self.target.fmt(self.figure) if self.target and self.figure is not None else "—"
-        return [self.benchmark, self.case, self.graphbench, self.reference, figure, str(self.target or "—"), self.verdict, self.note]
+        return [
+            self.benchmark,
+            self.case,
+            self.graphbench,
+            self.reference,
+            figure,
+            str(self.target or "—"),
+            self.verdict,
+            self.note,
+        ]
 
 
 HEADER = ["benchmark", "case", "graphbench", "reference", "figure", "target", "verdict", "notes"]

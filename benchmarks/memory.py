@@ -1,6 +1,7 @@
 """Memory: peak RSS of a Peptides-func training run at the recipe's batch size, and the RSS after
 every epoch (growth per epoch). Runs ``python run.py`` in a fresh process, so that nothing else
 this runner did counts."""
+
 from __future__ import annotations
 
 import ctypes
@@ -75,9 +76,15 @@ def run(ctx: Context) -> list[Row]:
     output = run_dir / "rss.json"
     build_datamodule(compose_config(ctx, overrides, run_dir)).prepare_data()  # the cache: training alone is measured
     command = [
-        sys.executable, "run.py", *overrides, f"trainer.max_epochs={epochs}",
-        f"paths.data_dir={ctx.data_dir}", f"paths.cache_dir={ctx.cache_dir}", f"hydra.run.dir={run_dir}",
-        f"+callbacks.rss._target_={RSSRecorder.__module__}.{RSSRecorder.__qualname__}", f"+callbacks.rss.output={output}",
+        sys.executable,
+        "run.py",
+        *overrides,
+        f"trainer.max_epochs={epochs}",
+        f"paths.data_dir={ctx.data_dir}",
+        f"paths.cache_dir={ctx.cache_dir}",
+        f"hydra.run.dir={run_dir}",
+        f"+callbacks.rss._target_={RSSRecorder.__module__}.{RSSRecorder.__qualname__}",
+        f"+callbacks.rss.output={output}",
     ]
     done = subprocess.run(command, cwd=REPO, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
     if done.returncode != 0:

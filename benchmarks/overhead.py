@@ -3,6 +3,7 @@ logger, progress bar and all) against a hand-written PyG loop that trains the id
 (``network_builder(cfg, info)`` at the same seed) with the same optimizer and loss on the same
 batches. Both time an epoch from its start to the end of its last step, as ``results.json``'s
 ``time_per_epoch_s`` does, and leave out the first epoch of a run (warm-up)."""
+
 from __future__ import annotations
 
 import json
@@ -150,7 +151,9 @@ def run(ctx: Context) -> list[Row]:
 
             return call
 
-        wall = interleaved({"graphbench": contender("graphbench", graphbench_epoch), "hand": contender("hand", hand_written_epoch)}, ctx.repeats)
+        wall = interleaved(
+            {"graphbench": contender("graphbench", graphbench_epoch), "hand": contender("hand", hand_written_epoch)}, ctx.repeats
+        )
         params = {m.params for ms in runs.values() for m in ms}
         if len(params) != 1:
             raise AssertionError(f"{work.case}: the two contenders built different models ({params} parameters)")

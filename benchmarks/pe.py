@@ -1,5 +1,6 @@
 """Positional encodings over a whole dataset: graphbench's batched ``precompute`` with ``LapPE`` /
 ``RWSE`` against PyG's ``AddLaplacianEigenvectorPE`` / ``AddRandomWalkPE`` applied graph by graph."""
+
 from __future__ import annotations
 
 import copy
@@ -36,8 +37,16 @@ def encodings() -> list[Encoding]:
     from graphbench.transforms.rwse import RWSE
 
     return [
-        Encoding("LapPE k=10", lambda: LapPE(k=10), lambda: AddLaplacianEigenvectorPE(k=10, attr_name="pyg_pe", is_undirected=True), ("lap_pe", "pyg_pe"), 11),
-        Encoding("RWSE 20 steps", lambda: RWSE(k=20), lambda: AddRandomWalkPE(walk_length=20, attr_name="pyg_pe"), ("rwse", "pyg_pe")),
+        Encoding(
+            "LapPE k=10",
+            lambda: LapPE(k=10),
+            lambda: AddLaplacianEigenvectorPE(k=10, attr_name="pyg_pe", is_undirected=True),
+            ("lap_pe", "pyg_pe"),
+            11,
+        ),
+        Encoding(
+            "RWSE 20 steps", lambda: RWSE(k=20), lambda: AddRandomWalkPE(walk_length=20, attr_name="pyg_pe"), ("rwse", "pyg_pe")
+        ),
     ]
 
 

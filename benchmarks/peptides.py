@@ -1,5 +1,6 @@
 """Peptides-func for the benchmarks: graphbench's DataModule, optionally on its first ``limit``
 peptides (quick runs), and the reference LRGB processing it is compared with."""
+
 from __future__ import annotations
 
 import ast

@@ -1,5 +1,6 @@
 """Input pipeline: the share of training-step time spent waiting for data in the default recipe
 (``dataset=peptides-func model=gcn``), measured inside ``graphbench.train.train`` by a callback."""
+
 from __future__ import annotations
 
 import json
@@ -61,7 +62,11 @@ def run(ctx: Context) -> list[Row]:
         run_dir = ctx.work_dir / "pipeline" / str(r)
         output = run_dir / "data_wait.json"
         clock = f"+callbacks.data_wait._target_={DataWaitClock.__module__}.{DataWaitClock.__qualname__}"
-        train(compose_config(ctx, [*overrides, f"trainer.max_epochs={epochs}", clock, f"+callbacks.data_wait.output={output}"], run_dir))
+        train(
+            compose_config(
+                ctx, [*overrides, f"trainer.max_epochs={epochs}", clock, f"+callbacks.data_wait.output={output}"], run_dir
+            )
+        )
         record = json.loads(output.read_text())
         wait, step = sum(record["wait_s"]), sum(record["step_s"])
         shares.append(100 * wait / (wait + step))

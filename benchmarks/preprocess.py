@@ -1,6 +1,7 @@
 """Preprocessing: Peptides-func raw csv -> processed dataset with graphbench
 (``PeptidesFuncDataModule.build()``: bulk column-wise featurization on every core) against the
 LRGB loader's serial ``smiles2graph`` + one ``Data`` per graph + collate; then reloading the cache."""
+
 from __future__ import annotations
 
 import os
@@ -25,7 +26,11 @@ def identical(reference: tuple[Any, Any], ours: tuple[Any, Any]) -> bool:
 
 
 def run(ctx: Context) -> list[Row]:
-    build = Row("preprocess: raw csv -> dataset", "Peptides-func" + (f", first {QUICK_LIMIT} (quick)" if ctx.quick else ""), target=SPEEDUP)
+    build = Row(
+        "preprocess: raw csv -> dataset",
+        "Peptides-func" + (f", first {QUICK_LIMIT} (quick)" if ctx.quick else ""),
+        target=SPEEDUP,
+    )
     reload = Row("preprocess: reload cache", build.case, target=RELOAD)
     if not ctx.has_raw(RAW):
         build.skipped = reload.skipped = f"no raw files at {ctx.data_dir / RAW}"

@@ -1,4 +1,5 @@
 """``python benchmarks/run.py``: the same as ``python -m benchmarks`` from the repository root."""
+
 import sys
 from pathlib import Path
 

@@ -1,4 +1,5 @@
 """Shared fixtures: composed configs, the real data root, offline W&B."""
+
 from __future__ import annotations
 
 import os

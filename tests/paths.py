@@ -1,4 +1,5 @@
 """Where the tests find the repository's configs and the real data root."""
+
 from __future__ import annotations
 
 import os

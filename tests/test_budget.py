@@ -7,6 +7,7 @@ search range is capped at 512 (the largest width that fits is far below; the bin
 the largest width under the budget whatever the range that contains it). The modules a search
 builds are cached per width and shared by both budgets.
 """
+
 from __future__ import annotations
 
 import functools

@@ -1,4 +1,5 @@
 """The width solver on models whose parameter count is known in closed form."""
+
 from __future__ import annotations
 
 import pytest

@@ -1,6 +1,7 @@
 """Benchmarking GNNs' CSL finding: a GCN cannot tell the CSL classes apart without positional
 encodings (every graph is 4-regular, so message passing from constant features gives every graph the
 same embedding), and it can with Laplacian eigenvectors."""
+
 from __future__ import annotations
 
 from functools import partial
@@ -35,8 +36,13 @@ def train_accuracy(pe_k: int | None, steps: int) -> tuple[float, torch.Tensor]:
     torch.manual_seed(0)
     batch, y = csl_batch(pe_k)
     net = GraphNetwork(
-        info=INFO, layer=GCNLayer, head=partial(MLPHead, num_layers=2), norm=partial(NodeNorm, kind="batchnorm"),
-        hidden_dim=32, num_layers=4, pooling="mean",
+        info=INFO,
+        layer=GCNLayer,
+        head=partial(MLPHead, num_layers=2),
+        norm=partial(NodeNorm, kind="batchnorm"),
+        hidden_dim=32,
+        num_layers=4,
+        pooling="mean",
         pe_encoder=partial(LapPEEncoder, k=pe_k, kind="linear", sign_flip=True) if pe_k else None,
     )
     opt = torch.optim.Adam(net.parameters(), lr=1e-2)

@@ -1,4 +1,5 @@
 """graphbench.naming: W&B group names from Hydra overrides, and the config keys derived from the seed."""
+
 from __future__ import annotations
 
 import hashlib
@@ -71,8 +72,7 @@ def test_long_group_is_shortened_with_a_stable_hash() -> None:
     assert hashlib.sha1(full.encode("utf-8")).hexdigest()[:8] == "8b094436"
     name = run_group_from_overrides(overrides)
     assert name == (
-        "model.option_0=0,model.option_10=10,model.option_11=11,model.option_12=12,model.option_13=13,model.opti"
-        "~8b094436"
+        "model.option_0=0,model.option_10=10,model.option_11=11,model.option_12=12,model.option_13=13,model.opti~8b094436"
     )
     assert len(name) == MAX_GROUP_LENGTH == 112
     assert len(f"{name},seed=4294967295") <= 128  # W&B's limit on run names

@@ -1,4 +1,5 @@
 """Parameter budgets: size every model to the same number of parameters before comparing it."""
+
 from __future__ import annotations
 
 from collections.abc import Callable

@@ -1,4 +1,5 @@
 """What ``run.py`` does with a composed config: run the task, print its outcome, map it to an exit code."""
+
 from __future__ import annotations
 
 import logging

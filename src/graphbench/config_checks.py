@@ -1,5 +1,6 @@
 """Checks of the config values every run relies on, so that a wrong override ends with one message
 naming the key, the value and what is valid, before anything is built."""
+
 from __future__ import annotations
 
 from collections.abc import Callable

@@ -1,4 +1,5 @@
 """Hydra callbacks: the end-of-multirun account of which jobs did not complete."""
+
 from __future__ import annotations
 
 import sys
@@ -45,7 +46,10 @@ class MultirunSummary(Callback):
     def on_multirun_end(self, config: DictConfig, **kwargs: Any) -> None:
         outcomes = job_outcomes(Path(config.hydra.sweep.dir), self._start)
         not_completed = [o for o in outcomes if o[2] != "completed"]
-        print(f"multirun: {len(outcomes) - len(not_completed)} of {len(outcomes)} jobs completed ({config.hydra.sweep.dir})", flush=True)
+        print(
+            f"multirun: {len(outcomes) - len(not_completed)} of {len(outcomes)} jobs completed ({config.hydra.sweep.dir})",
+            flush=True,
+        )
         if not_completed:
             for job_dir, overrides, status in not_completed:
                 print(f"  not completed: {job_dir.name} [{overrides}]: {status}", file=sys.stderr, flush=True)

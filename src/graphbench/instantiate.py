@@ -1,4 +1,5 @@
 """``hydra.utils.instantiate`` with graphbench's error messages and metadata keys."""
+
 from __future__ import annotations
 
 from typing import Any

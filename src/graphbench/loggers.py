@@ -1,12 +1,13 @@
 """Loggers that can never kill a training run."""
+
 from __future__ import annotations
 
 import csv
 import functools
 import hashlib
 import logging
-from pathlib import Path
 from collections.abc import Callable
+from pathlib import Path
 from typing import Any
 
 from lightning.pytorch.loggers import CSVLogger, WandbLogger
@@ -38,7 +39,7 @@ class SafeWandbLogger(WandbLogger):
     Without an explicit ``id`` the run's id is derived from its directory (``save_dir``) and W&B is
     told to resume it if it exists, so a requeued or resumed job continues the same W&B run."""
 
-    def __init__(self, *, save_dir: str, id: str | None = None, **kwargs: Any) -> None:  # noqa: A002 - W&B's name
+    def __init__(self, *, save_dir: str, id: str | None = None, **kwargs: Any) -> None:
         run_id = id or hashlib.sha1(str(Path(save_dir).resolve()).encode()).hexdigest()[:16]
         kwargs.setdefault("resume", "allow")
         super().__init__(save_dir=save_dir, id=run_id, **kwargs)
@@ -46,7 +47,9 @@ class SafeWandbLogger(WandbLogger):
 
     def _disable(self, exc: Exception) -> None:
         self.failed = exc
-        log.error("W&B logging failed and is switched off for this run; training continues. Cause: %s: %s", type(exc).__name__, exc)
+        log.error(
+            "W&B logging failed and is switched off for this run; training continues. Cause: %s: %s", type(exc).__name__, exc
+        )
 
     @property
     def experiment(self) -> Any:
@@ -101,7 +104,9 @@ class ResumableCSVLogger(CSVLogger):
             with open(path, newline="") as handle:
                 reader = csv.DictReader(handle)
                 header = list(reader.fieldnames or [])
-                kept = [row for row in reader if row.get("epoch", "") != "" and int(float(row["epoch"])) <= self.keep_through_epoch]
+                kept = [
+                    row for row in reader if row.get("epoch", "") != "" and int(float(row["epoch"])) <= self.keep_through_epoch
+                ]
         experiment = super().experiment  # Lightning's writer removes the old file here
         if header:
             with open(path, "w", newline="") as handle:

@@ -10,6 +10,7 @@ one group per value; ``run_name`` (``conf/config.yaml``) is ``<run_group>,seed=<
 records them in ``results.json`` as ``replicate_keys``, so the report can group runs by
 their configuration minus the replicate axis.
 """
+
 from __future__ import annotations
 
 import copy

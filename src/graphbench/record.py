@@ -3,6 +3,7 @@
 One typed record, one schema version, strict JSON (non-finite numbers are written as ``null``, never
 as the ``NaN`` token that JSON does not have), written atomically so a reader never sees half a file.
 """
+
 from __future__ import annotations
 
 import dataclasses

@@ -1,4 +1,5 @@
 """Turning SIGTERM and Ctrl-C into a truthful run status, wherever in a run they arrive."""
+
 from __future__ import annotations
 
 import signal

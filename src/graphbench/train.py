@@ -6,6 +6,7 @@ Whatever happens, the run ends with a truthful ``status`` in ``results.json`` (s
 ``interrupted`` (Ctrl-C) or ``preempted`` (SIGTERM). :func:`train` never raises for a run that went
 wrong; the caller maps the status to an exit code with :func:`graphbench.record.exit_code`.
 """
+
 from __future__ import annotations
 
 import logging
@@ -107,11 +108,24 @@ def _legacy_module_config(info: DatasetInfo) -> dict[str, Any]:
     if info.level != "link":
         return {"_target_": "graphbench.modules.task_module.GraphTaskModule", "loss": {"_target_": loss}}
     if info.metric.startswith("mrr"):
-        return {"_target_": "graphbench.modules.link_task_module.LinkTaskModule", "protocol": "ranking", "num_negatives": 2, "loss": None}
+        return {
+            "_target_": "graphbench.modules.link_task_module.LinkTaskModule",
+            "protocol": "ranking",
+            "num_negatives": 2,
+            "loss": None,
+        }
     if info.metric.startswith("hits@"):
-        return {"_target_": "graphbench.modules.link_task_module.LinkTaskModule", "protocol": "hits", "num_negatives": 1, "loss": None}
-    return {"_target_": "graphbench.modules.link_task_module.LinkTaskModule", "protocol": "classification",
-            "loss": {"_target_": "graphbench.modules.losses.BalancedBCEWithLogitsLoss"}}
+        return {
+            "_target_": "graphbench.modules.link_task_module.LinkTaskModule",
+            "protocol": "hits",
+            "num_negatives": 1,
+            "loss": None,
+        }
+    return {
+        "_target_": "graphbench.modules.link_task_module.LinkTaskModule",
+        "protocol": "classification",
+        "loss": {"_target_": "graphbench.modules.losses.BalancedBCEWithLogitsLoss"},
+    }
 
 
 def show_progress_bar(setting: Any) -> bool:
@@ -128,7 +142,9 @@ def train(cfg: DictConfig) -> RunRecord:
     try:
         output_dir.mkdir(parents=True, exist_ok=True)
     except OSError as exc:
-        raise ConfigError(f"cannot create the run directory {output_dir} ({exc.strerror}); choose another with hydra.run.dir=<dir>") from None
+        raise ConfigError(
+            f"cannot create the run directory {output_dir} ({exc.strerror}); choose another with hydra.run.dir=<dir>"
+        ) from None
     results_path = output_dir / RESULTS_FILENAME
     resume = str(cfg.get("resume") or "never")
     if resume not in RESUME_MODES:
@@ -244,7 +260,17 @@ def _fit_and_test(
         OmegaConf.create(trainer_cfg),
         "trainer",
         # order matters among the Checkpoint callbacks: best, then the history that reads it, then last
-        callbacks=[checkpoint, history, last, RNGState(), tracker, predictions, ParameterBudget(max_params), DivergenceGuard(), *extra_callbacks],
+        callbacks=[
+            checkpoint,
+            history,
+            last,
+            RNGState(),
+            tracker,
+            predictions,
+            ParameterBudget(max_params),
+            DivergenceGuard(),
+            *extra_callbacks,
+        ],
         logger=loggers or False,
         default_root_dir=str(output_dir),
     )
@@ -264,7 +290,9 @@ def _fit_and_test(
             "trainer.limit_val_batches > 0)"
         )
     with signals.lightning_loop():
-        test_metrics = trainer.test(module, datamodule=datamodule, ckpt_path=None if smoke_test else checkpoint.best_model_path, verbose=False)[0]
+        test_metrics = trainer.test(
+            module, datamodule=datamodule, ckpt_path=None if smoke_test else checkpoint.best_model_path, verbose=False
+        )[0]
     _raise_if_stopped(trainer)
     metrics = {k: v for k, v in best.items() if k.startswith(("train/", "val/")) and not k.endswith("_best")}
     metrics.update({k: float(v) for k, v in test_metrics.items()})

@@ -1,4 +1,5 @@
 """A spread-out sample of the real Peptides-func SMILES, shared by the equivalence tests."""
+
 from __future__ import annotations
 
 import gzip
@@ -38,5 +39,7 @@ def peptide_graphs(peptide_sample: tuple[list[str], torch.Tensor]) -> list[Data]
     graphs = []
     for i in range(len(smiles)):
         n0, n1, e0, e1 = slices["x"][i], slices["x"][i + 1], slices["edge_index"][i], slices["edge_index"][i + 1]
-        graphs.append(Data(x=data.x[n0:n1], edge_index=data.edge_index[:, e0:e1], edge_attr=data.edge_attr[e0:e1], y=data.y[i : i + 1]))
+        graphs.append(
+            Data(x=data.x[n0:n1], edge_index=data.edge_index[:, e0:e1], edge_attr=data.edge_attr[e0:e1], y=data.y[i : i + 1])
+        )
     return graphs

@@ -2,6 +2,7 @@
 Peptides-func graphs: RWSE equal to float precision, LapPE equal up to each eigenvector's sign and,
 within a repeated eigenvalue, up to a rotation of its eigenvectors (wherever PyG's ARPACK returns
 true eigenvectors; where it does not, graphbench's are checked against the float64 spectrum)."""
+
 from __future__ import annotations
 
 import copy

@@ -1,5 +1,6 @@
 """graphbench's bulk featurization gives exactly the graphs of the reference path (OGB's
 ``smiles2graph`` called serially, one ``Data`` per graph, collated), on real Peptides-func SMILES."""
+
 from __future__ import annotations
 
 import numpy as np

@@ -1,5 +1,6 @@
 """``python -m benchmarks --quick`` runs every benchmark on tiny inputs and prints the whole table.
 No timing is asserted: figures from a smoke run mean nothing."""
+
 from __future__ import annotations
 
 import os
@@ -26,7 +27,20 @@ EXPECTED_ROWS = [
 
 def test_quick_run_prints_every_row(tmp_path: Path) -> None:
     env = {**os.environ, "WANDB_MODE": "offline", "PYTHONPATH": str(REPO)}
-    command = [sys.executable, "-m", "benchmarks", "--quick", "--threads", "1", "--data-dir", str(SHARED_DATA), "--cache-dir", str(tmp_path / "cache"), "--output", str(tmp_path / "table.md")]
+    command = [
+        sys.executable,
+        "-m",
+        "benchmarks",
+        "--quick",
+        "--threads",
+        "1",
+        "--data-dir",
+        str(SHARED_DATA),
+        "--cache-dir",
+        str(tmp_path / "cache"),
+        "--output",
+        str(tmp_path / "table.md"),
+    ]
     done = subprocess.run(command, cwd=REPO, env=env, capture_output=True, text=True, timeout=600)
     assert done.returncode == 0, done.stderr[-3000:]
     lines = done.stdout.strip().splitlines()
@@ -47,6 +61,8 @@ def test_script_entry_point_shows_help() -> None:
 
 
 def test_unknown_benchmark_names_the_valid_ones() -> None:
-    done = subprocess.run([sys.executable, "-m", "benchmarks", "--only", "nope"], cwd=REPO, capture_output=True, text=True, timeout=120)
+    done = subprocess.run(
+        [sys.executable, "-m", "benchmarks", "--only", "nope"], cwd=REPO, capture_output=True, text=True, timeout=120
+    )
     assert done.returncode != 0
     assert "unknown benchmark(s) ['nope']" in done.stderr and "overhead" in done.stderr

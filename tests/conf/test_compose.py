@@ -6,6 +6,7 @@ group's option through an interpolation ``${group.key}``, so every such referenc
 every option of the referenced group. Together they imply that every combination resolves. A pairwise
 covering array of real composes (every pair of options of two groups) checks the argument in practice.
 """
+
 from __future__ import annotations
 
 import itertools
@@ -19,7 +20,21 @@ from omegaconf import DictConfig, OmegaConf, open_dict
 
 from tests.paths import CONF
 
-GROUPS = ["task", "dataset", "model", "head", "pe", "normalization", "budget", "optimizer", "scheduler", "trainer", "logger", "callbacks", "paths"]
+GROUPS = [
+    "task",
+    "dataset",
+    "model",
+    "head",
+    "pe",
+    "normalization",
+    "budget",
+    "optimizer",
+    "scheduler",
+    "trainer",
+    "logger",
+    "callbacks",
+    "paths",
+]
 NAMED_GROUPS = ("task", "dataset", "model", "head", "pe", "normalization", "budget", "optimizer", "scheduler")
 INTERPOLATION = re.compile(r"\$\{([a-z_]+)\.([A-Za-z0-9_.]+)\}")
 
@@ -55,7 +70,9 @@ def pairwise_cover(options: dict[str, list[str]]) -> list[dict[str, str]]:
         row = {g1: o1, g2: o2}
         for g in groups:
             if g not in row:
-                row[g] = max(options[g], key=lambda o: sum((a, row[a], g, o) in uncovered or (g, o, a, row[a]) in uncovered for a in row))
+                row[g] = max(
+                    options[g], key=lambda o: sum((a, row[a], g, o) in uncovered or (g, o, a, row[a]) in uncovered for a in row)
+                )
         uncovered -= {(a, row[a], b, row[b]) for a, b in itertools.combinations(groups, 2)}
         rows.append(row)
     return rows
@@ -109,7 +126,9 @@ def test_every_cross_group_reference_resolves_for_every_option(hydra_conf: None)
             cfg = composed([f"{ref_group}={ref_option}"])
             for key in keys:
                 value = OmegaConf.select(cfg, f"{ref_group}.{key}", default="__missing__")
-                assert value != "__missing__", f"{users[(ref_group, key)]} uses ${{{ref_group}.{key}}}, which {ref_group}/{ref_option} lacks"
+                assert value != "__missing__", (
+                    f"{users[(ref_group, key)]} uses ${{{ref_group}.{key}}}, which {ref_group}/{ref_option} lacks"
+                )
 
 
 MODEL_SIDE = ["model", "head", "pe", "normalization", "budget", "optimizer", "scheduler", "trainer", "logger"]

@@ -1,4 +1,5 @@
 """The real CLI, run as a user runs it, on fast settings."""
+
 from __future__ import annotations
 
 import json
@@ -28,7 +29,11 @@ def run_cli(args: list[str], tmp_path: Path, env: dict[str, str] | None = None) 
     overrides = [a for a in args if a not in flags]
     return subprocess.run(
         [sys.executable, "run.py", *flags, f"paths.cache_dir={tmp_path / 'cache'}", *overrides],
-        cwd=REPO, env=full_env, capture_output=True, text=True, timeout=600,
+        cwd=REPO,
+        env=full_env,
+        capture_output=True,
+        text=True,
+        timeout=600,
     )
 
 
@@ -62,7 +67,15 @@ def test_multirun_writes_one_results_json_per_job(tmp_path: Path) -> None:
 def test_help_lists_groups_and_options(tmp_path: Path) -> None:
     proc = run_cli(["--help"], tmp_path)
     assert proc.returncode == 0
-    for expected in ("dataset:", "cycles", "peptides-func", "model:", "gatedgcn", "head: linear, mlp2, mlp3", "budget: 100k, 500k, none"):
+    for expected in (
+        "dataset:",
+        "cycles",
+        "peptides-func",
+        "model:",
+        "gatedgcn",
+        "head: linear, mlp2, mlp3",
+        "budget: 100k, 500k, none",
+    ):
         assert expected in proc.stdout
 
 
@@ -83,7 +96,12 @@ def test_bad_input_gives_one_clear_message(tmp_path: Path, args: list[str], expe
 
 def test_missing_data_root_names_files_and_writes_no_cache(tmp_path: Path) -> None:
     proc = run_cli(
-        ["dataset=peptides-func", f"paths.data_dir={tmp_path / 'nowhere'}", "dataset.download=false", f"hydra.run.dir={tmp_path / 'run'}"],
+        [
+            "dataset=peptides-func",
+            f"paths.data_dir={tmp_path / 'nowhere'}",
+            "dataset.download=false",
+            f"hydra.run.dir={tmp_path / 'run'}",
+        ],
         tmp_path,
     )
     assert proc.returncode == 1
@@ -97,7 +115,10 @@ def test_corrupted_raw_file_is_rejected_without_cache(tmp_path: Path) -> None:
     (root / "peptides-functional" / "raw").mkdir(parents=True)
     (root / "peptides-functional" / "raw" / "peptide_multi_class_dataset.csv.gz").write_bytes(b"not the official file")
     (root / "peptides-functional" / "splits_random_stratified_peptide.pickle").write_bytes(b"nor this")
-    proc = run_cli(["dataset=peptides-func", f"paths.data_dir={root}", "dataset.download=false", f"hydra.run.dir={tmp_path / 'run'}"], tmp_path)
+    proc = run_cli(
+        ["dataset=peptides-func", f"paths.data_dir={root}", "dataset.download=false", f"hydra.run.dir={tmp_path / 'run'}"],
+        tmp_path,
+    )
     assert proc.returncode == 1
     assert "corrupted or not the official file" in proc.stderr and "MD5" in proc.stderr
     assert "Traceback" not in proc.stderr
@@ -127,7 +148,11 @@ def test_multirun_report_groups_seeds_and_names_groups_by_overrides(tmp_path: Pa
 
     report = subprocess.run(
         [sys.executable, "-m", "graphbench.report", str(sweep_dir)],
-        cwd=REPO, capture_output=True, text=True, timeout=120, check=False,
+        cwd=REPO,
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=False,
     )
     assert report.returncode == 0, report.stderr
     rows = [line.split(" | ") for line in report.stdout.splitlines() if line.startswith("| model=")]
@@ -153,7 +178,11 @@ def test_truncated_cache_is_moved_aside_and_rebuilt(tmp_path: Path) -> None:
         f"cache file {entry} cannot be read (RuntimeError: PytorchStreamReader failed reading zip archive: "
         f"failed finding central directory); moved it to {moved.name} and rebuilding it"
     ) in output
-    num_graphs = sum(int(a.split("=")[1]) for a in FAST_CYCLES if a.split("=")[0] in ("dataset.num_train", "dataset.num_val", "dataset.num_test"))
+    num_graphs = sum(
+        int(a.split("=")[1])
+        for a in FAST_CYCLES
+        if a.split("=")[0] in ("dataset.num_train", "dataset.num_val", "dataset.num_test")
+    )
     assert f"processing cycles ({num_graphs:,} graphs): building the processed cache {entry} ..." in output
     assert moved.read_bytes() == truncated
     assert "Traceback" not in output

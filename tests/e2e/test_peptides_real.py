@@ -1,4 +1,5 @@
 """The issue's Peptides-func multirun on the real files, and AP parity on its predictions."""
+
 from __future__ import annotations
 
 import json
@@ -21,9 +22,19 @@ def test_multirun_three_models_two_heads(tmp_path: Path, shared_cache_dir: Path)
     root = real_data_root()
     sweep = tmp_path / "sweep"
     cmd = [
-        sys.executable, "run.py", "-m", "dataset=peptides-func", "model=gcn,gine,gatedgcn", "head=linear,mlp2",
-        f"paths.data_dir={root}", "trainer.max_epochs=1", "++trainer.limit_train_batches=5", "++trainer.limit_val_batches=2",
-        "++trainer.limit_test_batches=2", "trainer.enable_progress_bar=false", f"paths.cache_dir={shared_cache_dir}",
+        sys.executable,
+        "run.py",
+        "-m",
+        "dataset=peptides-func",
+        "model=gcn,gine,gatedgcn",
+        "head=linear,mlp2",
+        f"paths.data_dir={root}",
+        "trainer.max_epochs=1",
+        "++trainer.limit_train_batches=5",
+        "++trainer.limit_val_batches=2",
+        "++trainer.limit_test_batches=2",
+        "trainer.enable_progress_bar=false",
+        f"paths.cache_dir={shared_cache_dir}",
         f"hydra.sweep.dir={sweep}",
     ]
     proc = subprocess.run(cmd, cwd=REPO, capture_output=True, text=True, timeout=900, env={**os.environ, "HYDRA_FULL_ERROR": "0"})
@@ -47,10 +58,18 @@ def test_fast_dev_run_on_peptides_func(tmp_path: Path, shared_cache_dir: Path) -
     """Lightning's smoke-test flag: one batch of each split, and a results.json that says completed."""
     run_dir = tmp_path / "run"
     cmd = [
-        sys.executable, "run.py", "dataset=peptides-func", "model=gcn", f"paths.data_dir={real_data_root()}",
-        "++trainer.fast_dev_run=true", f"paths.cache_dir={shared_cache_dir}", f"hydra.run.dir={run_dir}",
+        sys.executable,
+        "run.py",
+        "dataset=peptides-func",
+        "model=gcn",
+        f"paths.data_dir={real_data_root()}",
+        "++trainer.fast_dev_run=true",
+        f"paths.cache_dir={shared_cache_dir}",
+        f"hydra.run.dir={run_dir}",
     ]
-    proc = subprocess.run(cmd, cwd=REPO, capture_output=True, text=True, timeout=900, env={**os.environ, "HYDRA_FULL_ERROR": "0"}, check=False)
+    proc = subprocess.run(
+        cmd, cwd=REPO, capture_output=True, text=True, timeout=900, env={**os.environ, "HYDRA_FULL_ERROR": "0"}, check=False
+    )
     assert proc.returncode == 0, proc.stderr[-3000:]
     results = json.loads((run_dir / "results.json").read_text())
     assert results["status"] == "completed" and results["epochs_trained"] == 1

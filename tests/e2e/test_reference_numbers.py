@@ -6,6 +6,7 @@ protocol moves these numbers far more.
 Regenerate (only when a change is *meant* to move numbers, and say so in the commit):
 ``GRAPHBENCH_RECORD_REFERENCE=1 python -m pytest tests/e2e/test_reference_numbers.py``.
 """
+
 from __future__ import annotations
 
 import json
@@ -44,7 +45,12 @@ def test_numbers_are_unchanged(case: str, compose_cfg, shared_cache_dir: Path, t
         overrides += [f"paths.data_dir={real_data_root()}", f"paths.cache_dir={shared_cache_dir}"]
     record = train(compose_cfg(overrides, run_dir=tmp_path / "run"))
     assert record.status == "completed", record.status
-    got = {"num_params": record.num_params, "best_epoch": record.best_epoch, "epochs_trained": record.epochs_trained, "metrics": record.metrics}
+    got = {
+        "num_params": record.num_params,
+        "best_epoch": record.best_epoch,
+        "epochs_trained": record.epochs_trained,
+        "metrics": record.metrics,
+    }
     if RECORD:
         saved = json.loads(REFERENCE.read_text()) if REFERENCE.exists() else {}
         saved[case] = got

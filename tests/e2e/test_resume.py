@@ -1,5 +1,6 @@
 """Resuming through the real CLI: a killed run relaunched with ``resume=auto`` ends with exactly the
 numbers of an uninterrupted run; a completed run is skipped; SIGTERM leaves a resumable state."""
+
 from __future__ import annotations
 
 import csv
@@ -56,9 +57,13 @@ def test_killed_run_resumes_to_the_numbers_of_an_uninterrupted_run(tmp_path: Pat
     resumed = json.loads((resumed_dir / "results.json").read_text())
     assert resumed["status"] == "completed"
     assert resumed["metrics"] == reference["metrics"]
-    assert (resumed["best_epoch"], resumed["epochs_trained"]) == (reference["best_epoch"], reference["epochs_trained"]) == (
-        reference["best_epoch"],
-        30,
+    assert (
+        (resumed["best_epoch"], resumed["epochs_trained"])
+        == (reference["best_epoch"], reference["epochs_trained"])
+        == (
+            reference["best_epoch"],
+            30,
+        )
     )
     assert epochs_in_csv(resumed_dir) == list(range(30))  # appended, each epoch once
 

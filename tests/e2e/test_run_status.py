@@ -1,5 +1,6 @@
 """Every way a run can end, through the real CLI: its ``status`` in ``results.json``, its exit code and
 what it prints."""
+
 from __future__ import annotations
 
 import json
@@ -98,7 +99,14 @@ def test_multirun_with_a_bad_split_index_fails_that_job_only(tmp_path: Path) -> 
     """The issue's own command: split 99 of Texas does not exist, split 0 does."""
     sweep = tmp_path / "sweep"
     proc = run_cli(
-        ["-m", "dataset=texas", "dataset.split_index=99,0", f"paths.data_dir={real_data_root()}", "trainer.max_epochs=2", f"hydra.sweep.dir={sweep}"],
+        [
+            "-m",
+            "dataset=texas",
+            "dataset.split_index=99,0",
+            f"paths.data_dir={real_data_root()}",
+            "trainer.max_epochs=2",
+            f"hydra.sweep.dir={sweep}",
+        ],
         tmp_path,
     )
     assert proc.returncode == 1

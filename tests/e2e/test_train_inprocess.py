@@ -1,4 +1,5 @@
 """``graphbench.train.train`` on composed configs: reproducibility and W&B offline."""
+
 from __future__ import annotations
 
 import json

@@ -19,8 +19,8 @@ def worked_example() -> dict[str, torch.Tensor]:
 
 def test_worked_example_of_the_lrgb_reassessment() -> None:
     ranks = worked_example()
-    assert ranks["raw"].tolist() == [2.0, 3.0]           # h above t1; h and t1 above t2
-    assert ranks["filtered"].tolist() == [2.0, 2.0]      # the other true tail is removed
+    assert ranks["raw"].tolist() == [2.0, 3.0]  # h above t1; h and t1 above t2
+    assert ranks["filtered"].tolist() == [2.0, 2.0]  # the other true tail is removed
     assert ranks["ext_filtered"].tolist() == [1.0, 1.0]  # and the self-loop (h, h) too
     metric = LinkRankingMetric("mrr_filtered")
     metric.update(ranks, groups=torch.zeros(2, dtype=torch.long))
@@ -46,7 +46,13 @@ def test_graphs_are_weighted_equally_and_padding_is_ignored() -> None:
 
 
 def test_ties_count_half() -> None:
-    ranks = link_ranks(torch.tensor([[1.0, 1.0, 1.0]]), torch.ones(1, 3, dtype=torch.bool), torch.tensor([1]), torch.tensor([0]), torch.zeros(1, 3, dtype=torch.bool))
+    ranks = link_ranks(
+        torch.tensor([[1.0, 1.0, 1.0]]),
+        torch.ones(1, 3, dtype=torch.bool),
+        torch.tensor([1]),
+        torch.tensor([0]),
+        torch.zeros(1, 3, dtype=torch.bool),
+    )
     assert ranks["raw"].item() == 2.0 and ranks["ext_filtered"].item() == 1.5
 
 

@@ -38,5 +38,7 @@ def test_valid_names_come_from_the_registry() -> None:
 
 def test_metric_families_and_task_types() -> None:
     assert make_metric(info("binary", "hits@20")).k == 20
-    with pytest.raises(ValueError, match=r"'f1_macro' is not defined for task type 'regression'; it is defined for \['multiclass'\]"):
+    with pytest.raises(
+        ValueError, match=r"'f1_macro' is not defined for task type 'regression'; it is defined for \['multiclass'\]"
+    ):
         make_metric(info("regression", "f1_macro"))

@@ -1,4 +1,5 @@
 """OGB-style AP / ROC-AUC: exact values on hand examples and parity with ogb's Evaluator."""
+
 from __future__ import annotations
 
 import numpy as np

@@ -1,4 +1,5 @@
 """Tiny hand-built graphs and helpers shared by the layer tests."""
+
 from __future__ import annotations
 
 import torch

@@ -1,4 +1,5 @@
 """GatedGCN on a hand-built 3-node path with weights set by hand."""
+
 from __future__ import annotations
 
 import math

@@ -1,5 +1,6 @@
 """Every layer is permutation equivariant, and every model config runs forward and backward on a
 two-graph batch of Peptides-func-shaped inputs."""
+
 from __future__ import annotations
 
 from collections.abc import Callable
@@ -56,8 +57,11 @@ def two_molecules() -> Batch:
         edge_index=torch.tensor([[0, 1, 1, 2], [1, 0, 2, 1]]),
         edge_attr=torch.tensor([[0, 0, 0], [0, 0, 0], [1, 0, 1], [1, 0, 1]]),
     )
-    g2 = Data(x=torch.tensor([[5, 0, 4, 5, 3, 0, 2, 0, 0], [6, 0, 2, 5, 1, 0, 2, 0, 0]]),
-              edge_index=torch.tensor([[0, 1], [1, 0]]), edge_attr=torch.tensor([[0, 0, 0], [0, 0, 0]]))
+    g2 = Data(
+        x=torch.tensor([[5, 0, 4, 5, 3, 0, 2, 0, 0], [6, 0, 2, 5, 1, 0, 2, 0, 0]]),
+        edge_index=torch.tensor([[0, 1], [1, 0]]),
+        edge_attr=torch.tensor([[0, 0, 0], [0, 0, 0]]),
+    )
     return Batch.from_data_list([g1, g2])
 
 

@@ -1,4 +1,5 @@
 """GAT and GATv2: zero attention vectors give uniform attention over N(i) and i itself."""
+
 from __future__ import annotations
 
 import pytest

@@ -1,4 +1,5 @@
 """GIN on a hand-built path: with an identity MLP it is exactly (1 + eps) x_i + sum_j x_j."""
+
 from __future__ import annotations
 
 import torch

@@ -1,4 +1,5 @@
 """GPS layer: attention stays inside each graph, the parts compose as in Rampášek et al. (2022)."""
+
 from __future__ import annotations
 
 import pytest
@@ -95,8 +96,12 @@ def test_network_passes_batch_and_uses_the_output_as_is() -> None:
     dense = FeatureSpec("dense", dim=3), FeatureSpec("dense", dim=2)
     info = DatasetInfo("toy", "graph", "binary", 1, "accuracy", True, *dense)
     net = GraphNetwork(
-        info=info, layer=partial(GPSLayer, heads=2), head=partial(MLPHead, num_layers=1),
-        norm=partial(NodeNorm, kind="batchnorm"), hidden_dim=8, num_layers=2,
+        info=info,
+        layer=partial(GPSLayer, heads=2),
+        head=partial(MLPHead, num_layers=1),
+        norm=partial(NodeNorm, kind="batchnorm"),
+        hidden_dim=8,
+        num_layers=2,
     ).eval()
     assert all(isinstance(n, nn.Identity) for n in [*net.node_norms, *net.edge_norms])
     triangle = Data(x=torch.randn(3, 3), edge_index=EDGES[:, :6], edge_attr=torch.randn(6, 2))

@@ -1,4 +1,5 @@
 """MoNet: exact degree pseudo-coordinates and exact Gaussian kernel weights on a path."""
+
 from __future__ import annotations
 
 import math

@@ -1,4 +1,5 @@
 """GraphSAGE-mean on a hand-built path with identity weights."""
+
 from __future__ import annotations
 
 import pytest

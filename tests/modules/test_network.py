@@ -16,13 +16,28 @@ INFO = DatasetInfo("toy", "graph", "multilabel", 3, "ap", True, FeatureSpec("ato
 
 
 def tiny_batch() -> Batch:
-    g1 = Data(x=torch.zeros(3, 9, dtype=torch.long), edge_index=torch.tensor([[0, 1, 1, 2], [1, 0, 2, 1]]), edge_attr=torch.zeros(4, 3, dtype=torch.long))
-    g2 = Data(x=torch.ones(2, 9, dtype=torch.long), edge_index=torch.tensor([[0, 1], [1, 0]]), edge_attr=torch.ones(2, 3, dtype=torch.long))
+    g1 = Data(
+        x=torch.zeros(3, 9, dtype=torch.long),
+        edge_index=torch.tensor([[0, 1, 1, 2], [1, 0, 2, 1]]),
+        edge_attr=torch.zeros(4, 3, dtype=torch.long),
+    )
+    g2 = Data(
+        x=torch.ones(2, 9, dtype=torch.long),
+        edge_index=torch.tensor([[0, 1], [1, 0]]),
+        edge_attr=torch.ones(2, 3, dtype=torch.long),
+    )
     return Batch.from_data_list([g1, g2])
 
 
 def network(layer, **kwargs) -> GraphNetwork:
-    defaults = dict(info=INFO, layer=layer, head=partial(MLPHead, num_layers=2), norm=partial(NodeNorm, kind="batchnorm"), hidden_dim=8, num_layers=2)
+    defaults = dict(
+        info=INFO,
+        layer=layer,
+        head=partial(MLPHead, num_layers=2),
+        norm=partial(NodeNorm, kind="batchnorm"),
+        hidden_dim=8,
+        num_layers=2,
+    )
     defaults.update(kwargs)
     return GraphNetwork(**defaults)
 
@@ -61,8 +76,15 @@ def test_unknown_pooling_lists_valid_ones() -> None:
 def test_kipf_welling_form_has_exactly_two_convolutions() -> None:
     """encode_inputs=False + last_layer_outputs=True: GCNConv(F->h) -> ReLU -> GCNConv(h->C), no more."""
     info = DatasetInfo("toy", "node", "multiclass", 3, "accuracy", True, FeatureSpec("dense", dim=5), None)
-    net = network(GCNLayer, info=info, hidden_dim=4, norm=partial(NodeNorm, kind="none"), residual=False,
-                  encode_inputs=False, last_layer_outputs=True)
+    net = network(
+        GCNLayer,
+        info=info,
+        hidden_dim=4,
+        norm=partial(NodeNorm, kind="none"),
+        residual=False,
+        encode_inputs=False,
+        last_layer_outputs=True,
+    )
     assert net.head is None and net.edge_encoder is None
     assert count_parameters(net) == (5 * 4 + 4) + (4 * 3 + 3)
     graph = Data(x=torch.randn(4, 5), edge_index=torch.tensor([[0, 1, 2, 3], [1, 0, 3, 2]]))

@@ -1,4 +1,5 @@
 """Normalizations, in particular Benchmarking GNNs' graph-size normalization h_i / sqrt(|V_G|)."""
+
 from __future__ import annotations
 
 import math

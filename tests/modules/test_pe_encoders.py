@@ -1,4 +1,5 @@
 """PE encoders: shapes, padding masks, train-only per-graph sign flips, config wiring."""
+
 from __future__ import annotations
 
 import pytest

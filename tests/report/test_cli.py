@@ -60,11 +60,18 @@ def make_multirun(root: Path) -> Path:
             out = root / str(job)
             out.mkdir(parents=True)
             record = {
-                "status": "completed", "config": config(out, model, seed), "num_params": PARAMS[model][seed],
-                "hidden_dim": 128, "best_epoch": [10, 11, 15][seed], "epochs_trained": 40, "monitor": "val/ap",
-                "higher_is_better": True, "metric": "ap",
+                "status": "completed",
+                "config": config(out, model, seed),
+                "num_params": PARAMS[model][seed],
+                "hidden_dim": 128,
+                "best_epoch": [10, 11, 15][seed],
+                "epochs_trained": 40,
+                "monitor": "val/ap",
+                "higher_is_better": True,
+                "metric": "ap",
                 "metrics": {"test/ap": TEST_AP[model][seed], "val/ap": VAL_AP[model][seed], "test/loss": 0.3},
-                "time_per_epoch_s": [3.0, 3.2, 3.4][seed], "peak_memory_mb": 812.5,
+                "time_per_epoch_s": [3.0, 3.2, 3.4][seed],
+                "peak_memory_mb": 812.5,
             }
             (out / "results.json").write_text(json.dumps(record))
             job += 1
@@ -80,23 +87,31 @@ def test_cli_subprocess_prints_hand_computed_table(tmp_path: Path) -> None:
     make_multirun(tmp_path / "multirun")
     proc = subprocess.run(
         [sys.executable, "-m", "graphbench.report", "multirun"],
-        cwd=tmp_path, capture_output=True, text=True, timeout=120, check=False,
+        cwd=tmp_path,
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=False,
     )
     assert proc.returncode == 0, proc.stderr
     out = proc.stdout
     gcn_row = "| model=gcn | 0.6200 ± 0.0200 | 0.6600 ± 0.0100 | 3 | 100000 | 3.20 | 12.0 | — | best |"
-    gine_row = f"| model=gine | 0.5900 ± 0.0200 | 0.6400 ± 0.0100 | 3 | 99166.7 (mean) | 3.20 | 12.0 | {p_value_hand():.4f} | ns |"
+    gine_row = (
+        f"| model=gine | 0.5900 ± 0.0200 | 0.6400 ± 0.0100 | 3 | 99166.7 (mean) | 3.20 | 12.0 | {p_value_hand():.4f} | ns |"
+    )
     assert f"{p_value_hand():.4f}" == "0.1401"
     lines = out.splitlines()
     assert "## dataset=peptides-func, test/ap (higher is better)" in lines
     assert "Fixed: dataset=peptides-func head=mlp2 budget=500k" in lines
     assert "mean ± sample std (ddof=1)" in out and "Welch's t-test" in out
     assert lines.index(gcn_row) + 1 == lines.index(gine_row)
-    failed = ["Failed runs (2):", "- multirun/6: failed: RuntimeError: CUDA out of memory [model=gcn]",
-              "- multirun/7: failed: ValueError: bad data root"]
-    assert lines[lines.index(failed[0]): lines.index(failed[0]) + 3] == failed
-    rank = ("mean 0.67, max 1 discordant group pairs over 3 seed pairs "
-            "(seeds 0, 1, 2; 2 groups; at most 1 per seed pair).")
+    failed = [
+        "Failed runs (2):",
+        "- multirun/6: failed: RuntimeError: CUDA out of memory [model=gcn]",
+        "- multirun/7: failed: ValueError: bad data root",
+    ]
+    assert lines[lines.index(failed[0]) : lines.index(failed[0]) + 3] == failed
+    rank = "mean 0.67, max 1 discordant group pairs over 3 seed pairs (seeds 0, 1, 2; 2 groups; at most 1 per seed pair)."
     assert lines[-1].startswith("Rank stability (IGB inversion number;") and lines[-1].endswith(rank)
     assert lines.index(gine_row) < lines.index(failed[0]) < len(lines) - 1
 
@@ -106,7 +121,11 @@ def test_cli_csv_has_full_precision_rows_and_failed_rows(tmp_path: Path, capsys:
     assert main([str(root), "--csv"]) == 0
     rows = list(csv.DictReader(io.StringIO(capsys.readouterr().out)))
     assert [(r["kind"], r["config"]) for r in rows] == [
-        ("group", "model=gcn"), ("group", "model=gine"), ("failed", "model=gcn"), ("failed", "")]
+        ("group", "model=gcn"),
+        ("group", "model=gine"),
+        ("failed", "model=gcn"),
+        ("failed", ""),
+    ]
     gcn, gine = rows[0], rows[1]
     assert float(gcn["test_mean"]) == pytest.approx(0.62) and float(gcn["test_std_ddof1"]) == pytest.approx(0.02)
     assert float(gine["val_mean"]) == pytest.approx(0.64) and float(gine["val_std_ddof1"]) == pytest.approx(0.01)

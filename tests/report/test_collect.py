@@ -42,7 +42,10 @@ def write(path: Path, record: dict[str, Any] | str) -> None:
 
 def completed(out: Path, seed: int, test: float, **kwargs: Any) -> dict[str, Any]:
     return {
-        "status": "completed", "config": config(out, seed, **kwargs), "metric": "mae", "higher_is_better": False,
+        "status": "completed",
+        "config": config(out, seed, **kwargs),
+        "metric": "mae",
+        "higher_is_better": False,
         "metrics": {"test/mae": test, "val/mae": test},
     }
 
@@ -64,11 +67,20 @@ def test_grouping_items_drops_replicate_and_run_specific_keys(tmp_path: Path) ->
 def test_labels_show_names_and_unexplained_keys_only() -> None:
     def items(model: str, head: str, lr: float) -> dict[str, str]:
         layers = "4" if model == "gcn" else "6"  # a function of the model name: hidden
-        return {"dataset.name": '"zinc"', "model.name": json.dumps(model), "model.num_layers": layers,
-                "head.name": json.dumps(head), "optimizer.lr": json.dumps(lr)}
+        return {
+            "dataset.name": '"zinc"',
+            "model.name": json.dumps(model),
+            "model.num_layers": layers,
+            "head.name": json.dumps(head),
+            "optimizer.lr": json.dumps(lr),
+        }
 
-    grid = [items("gcn", "linear", 0.001), items("gcn", "mlp2", 0.001), items("gine", "linear", 0.001),
-            items("gine", "mlp2", 0.001)]
+    grid = [
+        items("gcn", "linear", 0.001),
+        items("gcn", "mlp2", 0.001),
+        items("gine", "linear", 0.001),
+        items("gine", "mlp2", 0.001),
+    ]
     labels, fixed = make_labels(grid)
     assert labels == ["model=gcn head=linear", "model=gcn head=mlp2", "model=gine head=linear", "model=gine head=mlp2"]
     assert fixed == "dataset=zinc"
@@ -167,8 +179,9 @@ def test_collect_groups_seed_derived_keys_together(tmp_path: Path) -> None:
     root = tmp_path / "multirun"
     for job, (model, seed) in enumerate([("gcn", 0), ("gcn", 1), ("gine", 0), ("gine", 1)]):
         record = completed(root / str(job), seed, 0.3 + job / 100, model=model)
-        record["config"].update({"run_group": f"model={model}", "run_name": f"model={model},seed={seed}",
-                                 "tag": f"{model}-s{seed}"})
+        record["config"].update(
+            {"run_group": f"model={model}", "run_name": f"model={model},seed={seed}", "tag": f"{model}-s{seed}"}
+        )
         record["replicate_keys"] = ["run_name", "seed", "tag"]
         write(root / str(job), record)
     (block,) = collect([root]).blocks
@@ -194,5 +207,8 @@ def test_labels_show_run_group_only_when_nothing_else_tells_groups_apart() -> No
     renamed = [items(0.01, "ablation-a"), items(0.01, "ablation-b")]
     assert make_labels(renamed)[0] == ["run_group=ablation-a", "run_group=ablation-b"]
     mixed = [items(0.01, "a"), items(0.01, "b"), items(0.001, "b")]
-    assert make_labels(mixed)[0] == ["optimizer.lr=0.01 run_group=a", "optimizer.lr=0.01 run_group=b",
-                                     "optimizer.lr=0.001 run_group=b"]
+    assert make_labels(mixed)[0] == [
+        "optimizer.lr=0.01 run_group=a",
+        "optimizer.lr=0.01 run_group=b",
+        "optimizer.lr=0.001 run_group=b",
+    ]

@@ -1,4 +1,5 @@
 """The paper column: which published value a group is compared with, and the gap in reproduced stds."""
+
 from __future__ import annotations
 
 import json
@@ -45,8 +46,13 @@ def test_report_prints_the_paper_column(tmp_path: Path, capsys: pytest.CaptureFi
             out.mkdir()
             config = {"seed": seed, "model": {"name": model}, "dataset": {"name": "cora", "literature": [KW]}}
             record = {
-                "status": "completed", "config": config, "metric": "accuracy", "higher_is_better": True,
-                "num_params": 100, "best_epoch": 3, "time_per_epoch_s": 0.1,
+                "status": "completed",
+                "config": config,
+                "metric": "accuracy",
+                "higher_is_better": True,
+                "num_params": 100,
+                "best_epoch": 3,
+                "time_per_epoch_s": 0.1,
                 "metrics": {"test/accuracy": acc, "val/accuracy": acc},
             }
             (out / "results.json").write_text(json.dumps(record))

@@ -112,8 +112,12 @@ def test_rank_stability_needs_two_shared_seeds() -> None:
 
 def make_run(model: str, seed: int, test: float, val: float, params: int, higher: bool, metric: str) -> Run:
     record = {
-        "status": "completed", "num_params": params, "best_epoch": seed + 1, "time_per_epoch_s": 2.0,
-        "higher_is_better": higher, "metric": metric,
+        "status": "completed",
+        "num_params": params,
+        "best_epoch": seed + 1,
+        "time_per_epoch_s": 2.0,
+        "higher_is_better": higher,
+        "metric": metric,
         "metrics": {f"test/{metric}": test, f"val/{metric}": val},
     }
     config = {"seed": seed, "model": {"name": model}}
@@ -141,8 +145,11 @@ def test_summarize_block_lower_is_better_picks_min_and_marks_significance() -> N
 def test_repeated_seed_is_noted_and_averaged_for_rank_stability() -> None:
     # A: seed 0 run twice (0.5, 0.7 -> 0.6), seed 1 0.4;  B: seed 0 0.65, seed 1 0.3
     # seed 0: B (0.65) > A (0.6); seed 1: A (0.4) > B (0.3) -> 1 inversion (0 if 0.7 alone were used)
-    runs_a = [make_run("a", 0, 0.5, 0.5, 10, True, "ap"), make_run("a", 0, 0.7, 0.7, 10, True, "ap"),
-              make_run("a", 1, 0.4, 0.4, 10, True, "ap")]
+    runs_a = [
+        make_run("a", 0, 0.5, 0.5, 10, True, "ap"),
+        make_run("a", 0, 0.7, 0.7, 10, True, "ap"),
+        make_run("a", 1, 0.4, 0.4, 10, True, "ap"),
+    ]
     runs_b = [make_run("b", 0, 0.65, 0.65, 10, True, "ap"), make_run("b", 1, 0.3, 0.3, 10, True, "ap")]
     summary = summarize_block(Block("d", "ap", True, [Group("a", {}, runs_a, "model=a"), Group("b", {}, runs_b, "model=b")]))
     assert summary.rank.max_inversions == 1 and summary.rank.mean_inversions == 1.0

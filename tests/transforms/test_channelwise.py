@@ -1,4 +1,5 @@
 """Channel-wise standardization with training-split statistics (Tönshoff et al., 2023)."""
+
 from __future__ import annotations
 
 import pytest

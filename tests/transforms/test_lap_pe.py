@@ -1,4 +1,5 @@
 """LapPE: known spectra, eigen-equations, padding, PyG parity, equivariance up to sign."""
+
 from __future__ import annotations
 
 import math
@@ -134,9 +135,7 @@ def test_matches_pyg_eigenvectors(n):
     assert min(gaps) > 1e-3, "test graph must not split an eigenspace at either cut"
     # same eigenvalues (Rayleigh quotients of PyG's vectors) and the same spanned subspace
     pyg64 = pyg.double()
-    torch.testing.assert_close(
-        (pyg64 * (lap @ pyg64)).sum(0), ours.lap_eigval[0].double(), atol=1e-5, rtol=0
-    )
+    torch.testing.assert_close((pyg64 * (lap @ pyg64)).sum(0), ours.lap_eigval[0].double(), atol=1e-5, rtol=0)
     ours64 = ours.lap_pe.double()
     torch.testing.assert_close(ours64 @ ours64.T, pyg64 @ pyg64.T, atol=1e-5, rtol=0)
 

@@ -1,4 +1,5 @@
 """precompute / transform_many: the batched path equals the per-graph path."""
+
 from __future__ import annotations
 
 import pytest

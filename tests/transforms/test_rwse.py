@@ -1,4 +1,5 @@
 """RWSE: known return probabilities on hand-built graphs, PyG parity, equivariance."""
+
 from __future__ import annotations
 
 from math import comb
@@ -68,9 +69,7 @@ def test_path_and_isolated_node():
     # path 0-1-2 plus isolated node 3: from the middle node every even walk returns
     data = undirected([(0, 1), (1, 2)], 4)
     pe = RWSE(k=4)(data).rwse
-    expected = torch.tensor(
-        [[0, 0.5, 0, 0.5], [0, 1, 0, 1], [0, 0.5, 0, 0.5], [0, 0, 0, 0]], dtype=torch.float32
-    )
+    expected = torch.tensor([[0, 0.5, 0, 0.5], [0, 1, 0, 1], [0, 0.5, 0, 0.5], [0, 0, 0, 0]], dtype=torch.float32)
     assert torch.equal(pe, expected)
 
 

@@ -1,4 +1,5 @@
 """Stop a run whose loss is no longer a number, and say at which epoch."""
+
 from __future__ import annotations
 
 import math
@@ -22,7 +23,9 @@ class DivergenceGuard(L.Callback):
     """Raises :class:`Diverged` at the first training step whose loss is not finite, and after a
     validation epoch whose ``val/loss`` is not finite; training on would only burn compute on NaNs."""
 
-    def on_train_batch_end(self, trainer: L.Trainer, pl_module: L.LightningModule, outputs: Any, batch: Any, batch_idx: int) -> None:
+    def on_train_batch_end(
+        self, trainer: L.Trainer, pl_module: L.LightningModule, outputs: Any, batch: Any, batch_idx: int
+    ) -> None:
         loss = outputs.get("loss") if isinstance(outputs, dict) else outputs
         if isinstance(loss, torch.Tensor) and not bool(torch.isfinite(loss.detach()).all()):
             raise Diverged(trainer.current_epoch, "the training loss")

@@ -1,4 +1,5 @@
 """The epoch-by-epoch history of a run, and which epoch the best-model checkpoint kept."""
+
 from __future__ import annotations
 
 import logging
@@ -37,7 +38,12 @@ class EpochHistory(Checkpoint):
 
     def state_dict(self) -> dict[str, Any]:
         """Kept in the full checkpoint (``last.ckpt``), so a resumed run continues its history."""
-        return {"epochs": self.epochs, "best_epoch": self.best_epoch, "best_path_seen": self._best_path_seen, "best_score_seen": self._best_score_seen}
+        return {
+            "epochs": self.epochs,
+            "best_epoch": self.best_epoch,
+            "best_path_seen": self._best_path_seen,
+            "best_score_seen": self._best_score_seen,
+        }
 
     def load_state_dict(self, state_dict: dict[str, Any]) -> None:
         self.epochs = list(state_dict["epochs"])
@@ -52,9 +58,7 @@ class EpochHistory(Checkpoint):
         optimizers = trainer.optimizers
         if optimizers:
             record["lr"] = float(optimizers[0].param_groups[0]["lr"])
-        record.update(
-            {k: float(v) for k, v in trainer.callback_metrics.items() if k.split("/")[0] in ("train", "val")}
-        )
+        record.update({k: float(v) for k, v in trainer.callback_metrics.items() if k.split("/")[0] in ("train", "val")})
         self.epochs.append(record)
         score = self.checkpoint.best_model_score
         score_value = None if score is None else float(score)

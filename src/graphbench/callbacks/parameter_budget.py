@@ -1,4 +1,5 @@
 """Refuse to train a model that is larger than its parameter budget."""
+
 from __future__ import annotations
 
 import lightning as L

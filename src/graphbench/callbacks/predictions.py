@@ -1,4 +1,5 @@
 """The test split's raw predictions, gathered as the test loop produces them."""
+
 from __future__ import annotations
 
 from pathlib import Path
@@ -24,7 +25,9 @@ class TestPredictions(L.Callback):
     def on_test_epoch_start(self, trainer: L.Trainer, pl_module: L.LightningModule) -> None:
         self._parts = []
 
-    def on_test_batch_end(self, trainer: L.Trainer, pl_module: L.LightningModule, outputs: Any, batch: Any, batch_idx: int, dataloader_idx: int = 0) -> None:
+    def on_test_batch_end(
+        self, trainer: L.Trainer, pl_module: L.LightningModule, outputs: Any, batch: Any, batch_idx: int, dataloader_idx: int = 0
+    ) -> None:
         if isinstance(outputs, dict) and {"y_pred", "y_true", "index"} <= set(outputs):
             self._parts.append({k: outputs[k].detach().cpu() for k in ("y_pred", "y_true", "index")})
 

@@ -1,4 +1,5 @@
 """Time per training epoch and peak memory, measured the same way for every run."""
+
 from __future__ import annotations
 
 import resource

@@ -1,5 +1,6 @@
 """Random-number-generator state in the full checkpoint, so that a resumed run draws what an
 uninterrupted one would have drawn."""
+
 from __future__ import annotations
 
 import random
@@ -23,7 +24,13 @@ class RNGState(L.Callback):
     def state_dict(self) -> dict[str, Any]:
         # numpy's state as a tensor: Lightning loads checkpoints with torch.load(weights_only=True)
         kind, keys, position, has_gauss, cached = np.random.get_state()
-        numpy_state = {"kind": kind, "keys": torch.from_numpy(keys.astype(np.int64)), "pos": int(position), "has_gauss": int(has_gauss), "cached": float(cached)}
+        numpy_state = {
+            "kind": kind,
+            "keys": torch.from_numpy(keys.astype(np.int64)),
+            "pos": int(position),
+            "has_gauss": int(has_gauss),
+            "cached": float(cached),
+        }
         state: dict[str, Any] = {"python": random.getstate(), "numpy": numpy_state, "torch": torch.get_rng_state()}
         if torch.cuda.is_available() and torch.cuda.is_initialized():
             state["cuda"] = torch.cuda.get_rng_state_all()

@@ -1,4 +1,5 @@
 """Accuracy of binary (or multilabel) predictions given as logits."""
+
 from __future__ import annotations
 
 import torch

@@ -1,4 +1,5 @@
 """F1 score of the positive class for binary predictions given as logits."""
+
 from __future__ import annotations
 
 import torch

@@ -1,4 +1,5 @@
 """Hits@K of OGB link prediction, computed by OGB's own ``Evaluator``."""
+
 from __future__ import annotations
 
 import torch

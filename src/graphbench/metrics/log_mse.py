@@ -1,4 +1,5 @@
 """The multitask score of PNA's GraphTheoryProp benchmark (Corso et al., 2020)."""
+
 from __future__ import annotations
 
 import torch

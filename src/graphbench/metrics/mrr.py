@@ -1,4 +1,5 @@
 """Mean reciprocal rank of link prediction, raw, filtered and extended-filtered (Tönshoff et al., 2023)."""
+
 from __future__ import annotations
 
 import torch

@@ -1,4 +1,5 @@
 """Exact rank-based binary metrics on raw scores (logits): no sigmoid, so no saturated ties."""
+
 from __future__ import annotations
 
 import torch

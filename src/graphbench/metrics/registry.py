@@ -4,6 +4,7 @@ computes it. The list of valid names shown in errors is derived from it.
 Every metric takes raw model outputs (logits for classification) and targets, as the task module
 gives them; names are ``{split}/{name}`` in logs and ``results.json``.
 """
+
 from __future__ import annotations
 
 import re
@@ -41,19 +42,60 @@ class MetricSpec:
 _CLASSIFICATION = ("binary", "multilabel", "multiclass")
 
 REGISTRY: tuple[MetricSpec, ...] = (
-    MetricSpec("ap", ("binary", "multilabel"), lambda i, m: OGBAveragePrecision(), description="OGB-style mean average precision over labelled tasks"),
-    MetricSpec("rocauc", ("binary", "multilabel"), lambda i, m: OGBROCAUC(), description="OGB-style mean ROC-AUC over tasks with both classes"),
-    MetricSpec("accuracy", ("multiclass",), lambda i, m: MulticlassAccuracy(num_classes=i.num_outputs, average="micro"), description="argmax accuracy"),
+    MetricSpec(
+        "ap",
+        ("binary", "multilabel"),
+        lambda i, m: OGBAveragePrecision(),
+        description="OGB-style mean average precision over labelled tasks",
+    ),
+    MetricSpec(
+        "rocauc",
+        ("binary", "multilabel"),
+        lambda i, m: OGBROCAUC(),
+        description="OGB-style mean ROC-AUC over tasks with both classes",
+    ),
+    MetricSpec(
+        "accuracy",
+        ("multiclass",),
+        lambda i, m: MulticlassAccuracy(num_classes=i.num_outputs, average="micro"),
+        description="argmax accuracy",
+    ),
     MetricSpec("accuracy", ("binary", "multilabel"), lambda i, m: LogitBinaryAccuracy(), description="accuracy of logit > 0"),
-    MetricSpec("f1_macro", ("multiclass",), lambda i, m: MulticlassF1Score(num_classes=i.num_outputs, average="macro"), description="macro F1 over classes"),
-    MetricSpec("weighted_accuracy", ("multiclass",), lambda i, m: WeightedAccuracy(num_classes=i.num_outputs), description="class-balanced accuracy"),
+    MetricSpec(
+        "f1_macro",
+        ("multiclass",),
+        lambda i, m: MulticlassF1Score(num_classes=i.num_outputs, average="macro"),
+        description="macro F1 over classes",
+    ),
+    MetricSpec(
+        "weighted_accuracy",
+        ("multiclass",),
+        lambda i, m: WeightedAccuracy(num_classes=i.num_outputs),
+        description="class-balanced accuracy",
+    ),
     MetricSpec("f1", ("binary",), lambda i, m: LogitBinaryF1(), description="F1 of the positive class"),
     MetricSpec("mae", ("regression",), lambda i, m: MeanAbsoluteError()),
     MetricSpec("mse", ("regression",), lambda i, m: MeanSquaredError()),
-    MetricSpec("log_mse", ("regression",), lambda i, m: LogMSE(num_tasks=i.num_outputs), description="mean over targets of log10 MSE (PNA)"),
-    MetricSpec("hits@K", _CLASSIFICATION, lambda i, m: HitsAtK(k=int(m.group(1))), pattern=r"hits@([1-9][0-9]*)", description="OGB Hits@K of link prediction"),
+    MetricSpec(
+        "log_mse",
+        ("regression",),
+        lambda i, m: LogMSE(num_tasks=i.num_outputs),
+        description="mean over targets of log10 MSE (PNA)",
+    ),
+    MetricSpec(
+        "hits@K",
+        _CLASSIFICATION,
+        lambda i, m: HitsAtK(k=int(m.group(1))),
+        pattern=r"hits@([1-9][0-9]*)",
+        description="OGB Hits@K of link prediction",
+    ),
     *(
-        MetricSpec(name, _CLASSIFICATION, lambda i, m: LinkRankingMetric(monitor=m.group(0)), description="link-ranking MRR (all variants logged)")
+        MetricSpec(
+            name,
+            _CLASSIFICATION,
+            lambda i, m: LinkRankingMetric(monitor=m.group(0)),
+            description="link-ranking MRR (all variants logged)",
+        )
         for name in MRR_METRICS
     ),
 )

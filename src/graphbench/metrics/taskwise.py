@@ -1,4 +1,5 @@
 """Binary metrics averaged over tasks the way OGB's ``Evaluator`` averages them."""
+
 from __future__ import annotations
 
 from collections.abc import Callable

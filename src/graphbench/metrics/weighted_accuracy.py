@@ -1,4 +1,5 @@
 """Class-balanced ("weighted") accuracy, the metric of PATTERN and CLUSTER in Benchmarking GNNs."""
+
 from __future__ import annotations
 
 import torch

@@ -1,4 +1,5 @@
 """Activation functions by name, so that configs and sweeps can say ``model.activation=gelu``."""
+
 from __future__ import annotations
 
 from torch import nn

@@ -1,4 +1,5 @@
 """Input encoders: raw node/edge features -> hidden vectors."""
+
 from __future__ import annotations
 
 import torch

@@ -1,4 +1,5 @@
 """Prediction heads: pooled graph (or node) embeddings -> task outputs."""
+
 from __future__ import annotations
 
 from torch import Tensor, nn

@@ -1,4 +1,5 @@
 """The LightningModule of link-level tasks: score node pairs from node embeddings."""
+
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable
@@ -66,11 +67,16 @@ class LinkTaskModule(GraphTaskModule):
     def score(self, h: Tensor, pairs: Tensor) -> Tensor:
         """Scores (logits) of the pairs ``[2, M]``, computed in chunks."""
         head = self.network.head
-        parts = [head(h[pairs[0, i : i + self.score_chunk]] * h[pairs[1, i : i + self.score_chunk]]).view(-1) for i in range(0, pairs.size(1), self.score_chunk)]
+        parts = [
+            head(h[pairs[0, i : i + self.score_chunk]] * h[pairs[1, i : i + self.score_chunk]]).view(-1)
+            for i in range(0, pairs.size(1), self.score_chunk)
+        ]
         return torch.cat(parts) if parts else h.new_zeros(0)
 
     def _graph_layout(self, batch: Batch, num_nodes: int, device: torch.device) -> tuple[Tensor, Tensor]:
-        node_graph = batch.batch if getattr(batch, "batch", None) is not None else torch.zeros(num_nodes, dtype=torch.long, device=device)
+        node_graph = (
+            batch.batch if getattr(batch, "batch", None) is not None else torch.zeros(num_nodes, dtype=torch.long, device=device)
+        )
         ptr = batch.ptr if getattr(batch, "ptr", None) is not None else torch.tensor([0, num_nodes], device=device)
         return node_graph, ptr
 
@@ -103,9 +109,16 @@ class LinkTaskModule(GraphTaskModule):
         valid = columns.unsqueeze(0) < sizes.unsqueeze(1)
         nodes = (ptr[graph].unsqueeze(1) + columns.unsqueeze(0)).clamp(max=num_nodes - 1)
         step = max(1, self.score_chunk // max(1, columns.numel()))
-        scores = torch.cat(
-            [self.network.head(h[head[i : i + step]].unsqueeze(1) * h[nodes[i : i + step]]).squeeze(-1) for i in range(0, head.numel(), step)]
-        ) if head.numel() else h.new_zeros(0, columns.numel())
+        scores = (
+            torch.cat(
+                [
+                    self.network.head(h[head[i : i + step]].unsqueeze(1) * h[nodes[i : i + step]]).squeeze(-1)
+                    for i in range(0, head.numel(), step)
+                ]
+            )
+            if head.numel()
+            else h.new_zeros(0, columns.numel())
+        )
         true_tails = torch.isin(head.unsqueeze(1) * num_nodes + nodes, head * num_nodes + tail) & valid
         ranks = link_ranks(scores.detach(), valid, tail - ptr[graph], head - ptr[graph], true_tails)
         loss = F.binary_cross_entropy_with_logits(scores[valid], true_tails[valid].float()) if valid.any() else scores.sum()

@@ -6,6 +6,7 @@ Every loss is called as ``loss(prediction, target)``: for multiclass tasks the p
 ``[N, C]`` logits and the target ``[N]`` class indices; otherwise both have the prediction's shape and
 the target is float.
 """
+
 from __future__ import annotations
 
 import torch

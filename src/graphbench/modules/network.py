@@ -1,4 +1,5 @@
 """The GNN: input encoders (+ PE) -> message-passing stack -> pooling -> head."""
+
 from __future__ import annotations
 
 from collections.abc import Callable
@@ -80,9 +81,7 @@ class GraphNetwork(nn.Module):
             if any(getattr(lay, "uses_edge_attr", True) for lay in self.layers)
             else None
         )
-        self.node_norms = nn.ModuleList(
-            nn.Identity() if _self_contained(lay) else norm(hidden_dim) for lay in self.layers
-        )
+        self.node_norms = nn.ModuleList(nn.Identity() if _self_contained(lay) else norm(hidden_dim) for lay in self.layers)
         self.edge_norms = nn.ModuleList(
             norm(hidden_dim) if getattr(lay, "updates_edges", False) and not _self_contained(lay) else nn.Identity()
             for lay in self.layers

@@ -1,4 +1,5 @@
 """Normalization of node features inside the network, chosen by the ``normalization`` group."""
+
 from __future__ import annotations
 
 from torch import Tensor, nn

@@ -62,9 +62,7 @@ class LapPEEncoder(nn.Module):
         if kind == "linear":
             self.linear = nn.Linear(k, out_dim)
         else:
-            self.phi = nn.Sequential(
-                nn.Linear(2, out_dim), nn.ReLU(), nn.Linear(out_dim, out_dim), nn.ReLU()
-            )
+            self.phi = nn.Sequential(nn.Linear(2, out_dim), nn.ReLU(), nn.Linear(out_dim, out_dim), nn.ReLU())
             self.rho = nn.Linear(out_dim, out_dim)
         self.reset_parameters()
 

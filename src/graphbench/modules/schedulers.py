@@ -1,4 +1,5 @@
 """Learning-rate schedules of the two protocols graphbench reproduces."""
+
 from __future__ import annotations
 
 import math
@@ -17,7 +18,9 @@ class SchedulerSpec:
     stop_below_lr: float | None = None
 
 
-def plateau(optimizer: Optimizer, *, monitor: str, mode: str, factor: float = 0.5, patience: int = 10, min_lr: float = 1e-5) -> SchedulerSpec:
+def plateau(
+    optimizer: Optimizer, *, monitor: str, mode: str, factor: float = 0.5, patience: int = 10, min_lr: float = 1e-5
+) -> SchedulerSpec:
     r"""The Benchmarking GNNs protocol (Dwivedi et al., 2020): halve the learning rate (``factor``)
     when the validation metric has not improved for ``patience`` epochs, and stop training once the
     learning rate falls below ``min_lr``."""
@@ -27,9 +30,7 @@ def plateau(optimizer: Optimizer, *, monitor: str, mode: str, factor: float = 0.
     return SchedulerSpec({"scheduler": scheduler, "monitor": monitor, "interval": "epoch"}, stop_below_lr=min_lr)
 
 
-def cosine_with_warmup(
-    optimizer: Optimizer, *, monitor: str, mode: str, warmup_epochs: int, max_epochs: int
-) -> SchedulerSpec:
+def cosine_with_warmup(optimizer: Optimizer, *, monitor: str, mode: str, warmup_epochs: int, max_epochs: int) -> SchedulerSpec:
     r"""The LRGB-tuned protocol (Tönshoff et al., 2023, after GraphGPS): per epoch :math:`t`,
     :math:`\eta_t = \eta \cdot \frac{t+1}{w+1}` for :math:`t < w` (linear warmup), then
     :math:`\eta_t = \eta \cdot \tfrac12\big(1 + \cos(\pi \frac{t - w}{T - w})\big)` down to 0 at :math:`T`.

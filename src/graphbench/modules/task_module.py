@@ -1,4 +1,5 @@
 """The LightningModule: loss, metrics and optimisation for a dataset's task."""
+
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable
@@ -120,8 +121,6 @@ class GraphTaskModule(L.LightningModule):
         optimizer = self.optimizer_factory(self.parameters())
         if self.scheduler_factory is None:
             return optimizer
-        spec = self.scheduler_factory(
-            optimizer, monitor=self.info.monitor, mode="max" if self.info.higher_is_better else "min"
-        )
+        spec = self.scheduler_factory(optimizer, monitor=self.info.monitor, mode="max" if self.info.higher_is_better else "min")
         self.stop_below_lr = spec.stop_below_lr
         return {"optimizer": optimizer, "lr_scheduler": spec.lightning_config}

@@ -30,9 +30,7 @@ def build_parser() -> argparse.ArgumentParser:
     )
     parser.add_argument("dirs", nargs="+", type=Path, metavar="DIR", help="Hydra multirun (or run) directory")
     parser.add_argument("--csv", action="store_true", help="print CSV instead of a markdown report")
-    parser.add_argument(
-        "--alpha", type=float, default=DEFAULT_ALPHA, help=f"significance level (default {DEFAULT_ALPHA})"
-    )
+    parser.add_argument("--alpha", type=float, default=DEFAULT_ALPHA, help=f"significance level (default {DEFAULT_ALPHA})")
     return parser
 
 

@@ -189,7 +189,11 @@ def load_run(results_file: Path) -> Run:
     try:
         record = RunRecord.read(results_file)
     except (OSError, ValueError, TypeError) as err:
-        reason = str(err) if isinstance(err, ValueError) and RESULTS_FILENAME in str(err) else f"unreadable {RESULTS_FILENAME} ({type(err).__name__}: {err})"
+        reason = (
+            str(err)
+            if isinstance(err, ValueError) and RESULTS_FILENAME in str(err)
+            else f"unreadable {RESULTS_FILENAME} ({type(err).__name__}: {err})"
+        )
         return Run(results_file.parent, f"failed: {reason}", None, None)
     return Run(path=results_file.parent, status=record.status, config=record.config, record=record)
 
@@ -288,12 +292,9 @@ def make_labels(items: Sequence[dict[str, str]]) -> tuple[list[str], str]:
     descriptive = [key for key in shown if key not in NAMING_KEYS]
     shown = [key for key in shown if key not in NAMING_KEYS or not _determined_by(items, descriptive, key)]
     labels = [
-        " ".join(_show(key, group_items.get(key, ABSENT), name_keys) for key in shown) or "(all runs)"
-        for group_items in items
+        " ".join(_show(key, group_items.get(key, ABSENT), name_keys) for key in shown) or "(all runs)" for group_items in items
     ]
-    fixed_names = [
-        key for key in order if key.count(".") == 1 and key.endswith(".name") and key not in differing
-    ]
+    fixed_names = [key for key in order if key.count(".") == 1 and key.endswith(".name") and key not in differing]
     fixed = " ".join(_show(key, items[0][key], fixed_names) for key in fixed_names)
     return labels, fixed
 

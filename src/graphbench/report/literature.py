@@ -8,6 +8,7 @@ dataset, whose ``metric`` is the block's metric and whose ``model`` (when given)
 :math:`(\\bar{x} - x_{\\text{paper}}) / s`, so that "2.0" reads "two of our standard deviations above
 the paper".
 """
+
 from __future__ import annotations
 
 import math

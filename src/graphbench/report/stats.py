@@ -29,8 +29,8 @@ from dataclasses import dataclass
 
 from scipy import stats as scipy_stats
 
-from graphbench.report.literature import PaperValue, gap_in_std, paper_value
 from graphbench.report.collect import Block, Group
+from graphbench.report.literature import PaperValue, gap_in_std, paper_value
 
 DEFAULT_ALPHA: float = 0.05
 

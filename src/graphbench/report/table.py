@@ -130,7 +130,8 @@ def format_markdown(summaries: Sequence[BlockSummary], failed: Sequence[FailedRu
         parts.append("No completed runs.")
     parts.append(format_failed(failed))
     ranks = [
-        format_rank_stability(summary.rank) if len(summaries) == 1
+        format_rank_stability(summary.rank)
+        if len(summaries) == 1
         else f"[{block_title(summary)}] {format_rank_stability(summary.rank)}"
         for summary in summaries
     ]
@@ -140,11 +141,33 @@ def format_markdown(summaries: Sequence[BlockSummary], failed: Sequence[FailedRu
 
 
 CSV_COLUMNS: tuple[str, ...] = (
-    "kind", "dataset", "metric", "higher_is_better", "config", "n_seeds", "seeds",
-    "test_mean", "test_std_ddof1", "val_mean", "val_std_ddof1", "num_params", "time_per_epoch_s",
-    "best_epoch", "p_value_vs_best", "significant", "is_best", "alpha",
-    "rank_inversions_mean", "rank_inversions_max", "rank_seed_pairs", "path", "status",
-    "paper_value", "paper_std", "paper_source", "paper_gap_std",
+    "kind",
+    "dataset",
+    "metric",
+    "higher_is_better",
+    "config",
+    "n_seeds",
+    "seeds",
+    "test_mean",
+    "test_std_ddof1",
+    "val_mean",
+    "val_std_ddof1",
+    "num_params",
+    "time_per_epoch_s",
+    "best_epoch",
+    "p_value_vs_best",
+    "significant",
+    "is_best",
+    "alpha",
+    "rank_inversions_mean",
+    "rank_inversions_max",
+    "rank_seed_pairs",
+    "path",
+    "status",
+    "paper_value",
+    "paper_std",
+    "paper_source",
+    "paper_gap_std",
 )
 
 
@@ -161,25 +184,37 @@ def format_csv(summaries: Sequence[BlockSummary], failed: Sequence[FailedRun]) -
     for summary in summaries:
         block, rank = summary.block, summary.rank
         for row in summary.rows:
-            writer.writerow({
-                "kind": "group", "dataset": block.dataset, "metric": block.metric,
-                "higher_is_better": block.higher_is_better, "config": row.label, "n_seeds": row.n,
-                "seeds": " ".join("?" if s is None else str(s) for s in row.seeds),
-                "test_mean": _csv_number(row.test_mean), "test_std_ddof1": _csv_number(row.test_std),
-                "val_mean": _csv_number(row.val_mean), "val_std_ddof1": _csv_number(row.val_std),
-                "num_params": _csv_number(row.num_params),
-                "time_per_epoch_s": _csv_number(row.time_per_epoch_s),
-                "best_epoch": _csv_number(row.best_epoch),
-                "p_value_vs_best": _csv_number(row.p_value), "significant": row.significant,
-                "is_best": row.is_best, "alpha": summary.alpha,
-                "rank_inversions_mean": _csv_number(rank.mean_inversions),
-                "rank_inversions_max": "" if rank.reason else rank.max_inversions,
-                "rank_seed_pairs": rank.n_seed_pairs, "path": "", "status": "completed",
-                "paper_value": _csv_number(row.paper.value) if row.paper else "",
-                "paper_std": _csv_number(row.paper.std) if row.paper and row.paper.std is not None else "",
-                "paper_source": row.paper.source if row.paper else "",
-                "paper_gap_std": _csv_number(row.paper_gap_std),
-            })
+            writer.writerow(
+                {
+                    "kind": "group",
+                    "dataset": block.dataset,
+                    "metric": block.metric,
+                    "higher_is_better": block.higher_is_better,
+                    "config": row.label,
+                    "n_seeds": row.n,
+                    "seeds": " ".join("?" if s is None else str(s) for s in row.seeds),
+                    "test_mean": _csv_number(row.test_mean),
+                    "test_std_ddof1": _csv_number(row.test_std),
+                    "val_mean": _csv_number(row.val_mean),
+                    "val_std_ddof1": _csv_number(row.val_std),
+                    "num_params": _csv_number(row.num_params),
+                    "time_per_epoch_s": _csv_number(row.time_per_epoch_s),
+                    "best_epoch": _csv_number(row.best_epoch),
+                    "p_value_vs_best": _csv_number(row.p_value),
+                    "significant": row.significant,
+                    "is_best": row.is_best,
+                    "alpha": summary.alpha,
+                    "rank_inversions_mean": _csv_number(rank.mean_inversions),
+                    "rank_inversions_max": "" if rank.reason else rank.max_inversions,
+                    "rank_seed_pairs": rank.n_seed_pairs,
+                    "path": "",
+                    "status": "completed",
+                    "paper_value": _csv_number(row.paper.value) if row.paper else "",
+                    "paper_std": _csv_number(row.paper.std) if row.paper and row.paper.std is not None else "",
+                    "paper_source": row.paper.source if row.paper else "",
+                    "paper_gap_std": _csv_number(row.paper_gap_std),
+                }
+            )
     for run in failed:
         writer.writerow({"kind": "failed", "config": run.label or "", "path": str(run.path), "status": run.status})
     return buffer.getvalue()

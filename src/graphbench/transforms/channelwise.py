@@ -22,6 +22,7 @@ How a DataModule uses it, after the processed (and PE) dataset is loaded::
 
 Integer (categorical) features are refused: they are embedded, not standardized.
 """
+
 from __future__ import annotations
 
 import hashlib

@@ -87,16 +87,12 @@ class LapPE(BaseTransform):
         vecs, vals = laplacian_eigenpairs(graphs, n, self.k)
         # clone: a per-graph view would keep (and pickle) the whole chunk's storage
         return [
-            {self.eigen_attr: vecs[b].clone(), self.eigval_attr: vals[b].unsqueeze(0).repeat(n, 1)}
-            for b in range(len(graphs))
+            {self.eigen_attr: vecs[b].clone(), self.eigval_attr: vals[b].unsqueeze(0).repeat(n, 1)} for b in range(len(graphs))
         ]
 
     def __repr__(self) -> str:
         # repr names every argument: datamodules key their PE caches on it
-        return (
-            f"{self.__class__.__name__}(k={self.k}, eigen_attr={self.eigen_attr!r}, "
-            f"eigval_attr={self.eigval_attr!r})"
-        )
+        return f"{self.__class__.__name__}(k={self.k}, eigen_attr={self.eigen_attr!r}, eigval_attr={self.eigval_attr!r})"
 
 
 def laplacian_eigenpairs(graphs: Sequence[Data], num_nodes: int, k: int) -> tuple[Tensor, Tensor]:

@@ -114,4 +114,3 @@ def return_probabilities(graphs: Sequence[Data], num_nodes: int, k: int) -> Tens
                 # (P^{qm + r})_ii = sum_j (P^r)_ij (P^{qm})_ji
                 diags.append((powers[r - 1] * big).sum(-1))
     return torch.stack(diags, dim=-1)
-

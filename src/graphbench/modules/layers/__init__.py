@@ -6,6 +6,7 @@ layer: ``needs_batch = True`` passes the node-to-graph vector as ``forward(..., 
 ``self_contained = True`` means the layer applies its own norms, residuals and dropout, so the
 network uses its output as is instead of wrapping it in norm -> activation -> dropout -> residual.
 """
+
 from graphbench.modules.layers.gat import GATLayer
 from graphbench.modules.layers.gatedgcn import GatedGCNLayer
 from graphbench.modules.layers.gatv2 import GATv2Layer

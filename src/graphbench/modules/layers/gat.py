@@ -1,4 +1,5 @@
 """Graph attention network (Veličković et al., 2018, "Graph Attention Networks")."""
+
 from __future__ import annotations
 
 from torch import Tensor, nn

@@ -1,4 +1,5 @@
 """Residual gated graph convnet (Bresson & Laurent, 2017), in the form of Benchmarking GNNs."""
+
 from __future__ import annotations
 
 import torch

@@ -1,4 +1,5 @@
 """GATv2 (Brody et al., 2022, "How Attentive are Graph Attention Networks?")."""
+
 from __future__ import annotations
 
 from torch import Tensor, nn

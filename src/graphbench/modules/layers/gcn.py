@@ -1,4 +1,5 @@
 """Graph convolution (Kipf & Welling, 2017)."""
+
 from __future__ import annotations
 
 from torch import Tensor, nn

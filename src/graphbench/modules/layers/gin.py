@@ -1,4 +1,5 @@
 """Graph isomorphism network (Xu et al., 2019, "How Powerful are Graph Neural Networks?")."""
+
 from __future__ import annotations
 
 from torch import Tensor, nn

@@ -1,4 +1,5 @@
 """GIN with edge features (Hu et al., 2020, "Strategies for Pre-training Graph Neural Networks")."""
+
 from __future__ import annotations
 
 from torch import Tensor, nn

@@ -1,4 +1,5 @@
 """GraphGPS layer (Rampášek et al., 2022, "Recipe for a General, Powerful, Scalable Graph Transformer")."""
+
 from __future__ import annotations
 
 import torch

@@ -1,4 +1,5 @@
 """The graph-agnostic baseline layer."""
+
 from __future__ import annotations
 
 from torch import Tensor, nn

@@ -1,5 +1,6 @@
 """MoNet: Gaussian mixture model convolution (Monti et al., 2017, "Geometric Deep Learning on Graphs
 and Manifolds using Mixture Model CNNs"), with the degree pseudo-coordinates of Benchmarking GNNs."""
+
 from __future__ import annotations
 
 import torch

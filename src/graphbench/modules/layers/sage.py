@@ -1,4 +1,5 @@
 """GraphSAGE (Hamilton et al., 2017, "Inductive Representation Learning on Large Graphs")."""
+
 from __future__ import annotations
 
 from torch import Tensor, nn
