@@ -30,10 +30,10 @@ def main(cfg: DictConfig) -> float | None:
     if cfg.get("run_group") is None:  # the W&B group: this job's overrides minus the seed (graphbench.naming)
         with open_dict(cfg):
             cfg.run_group = run_group_from_overrides(list(HydraConfig.get().overrides.task))
+    submitit = "submitit" in str(HydraConfig.get().launcher.get("_target_", ""))
     if cfg.get("resume") is None:  # job arrays are requeued: there, a run resumes by default
-        launcher = str(HydraConfig.get().launcher.get("_target_", ""))
         with open_dict(cfg):
-            cfg.resume = "auto" if "submitit" in launcher else "never"
+            cfg.resume = "auto" if submitit else "never"
     multirun = HydraConfig.get().mode == RunMode.MULTIRUN
     try:
         record = run_task(cfg)
@@ -44,7 +44,11 @@ def main(cfg: DictConfig) -> float | None:
         raise SystemExit(1) from None
     if not record.completed:
         print(f"error: {record.status} (run directory: {record.run_dir})", file=sys.stderr, flush=True)
-        if not multirun or record.status in (INTERRUPTED, PREEMPTED):  # a stopped sweep stops whole
+        # a single run exits with its status's code; in a sweep run in this process, Ctrl-C or SIGTERM
+        # stops the whole sweep; a job of a submitit array ends normally with its status recorded (the
+        # launcher would otherwise abort the sweep), and SLURM requeues it through submitit's handler
+        stop_sweep = record.status in (INTERRUPTED, PREEMPTED) and not submitit
+        if not multirun or stop_sweep:
             raise SystemExit(exit_code(record.status))
         return None
     print(format_summary(record), flush=True)

@@ -59,6 +59,21 @@ def finite_or_none(value: Any) -> Any:
     return value
 
 
+def flat_config(config: dict[str, Any], prefix: str = "") -> dict[str, Any]:
+    """``{"model.hidden_dim": 64, ...}``: the config's leaves under dotted keys (lists stay whole).
+
+    What W&B gets as the run config: a W&B sweep locks the keys it sets (``model`` for
+    ``model=gcn``), so nested values under them would be dropped; dotted keys never collide."""
+    flat: dict[str, Any] = {}
+    for key, value in config.items():
+        name = f"{prefix}{key}"
+        if isinstance(value, dict) and value:
+            flat.update(flat_config(value, f"{name}."))
+        else:
+            flat[name] = value
+    return flat
+
+
 @dataclass
 class RunRecord:
     """The content of one run's ``results.json``.
