@@ -2,7 +2,9 @@
 
 :mod:`~graphbench.report.collect` loads and groups ``results.json`` files,
 :mod:`~graphbench.report.stats` computes mean ± sample std, Welch's t-test vs the best
-group and IGB rank stability, :mod:`~graphbench.report.table` renders markdown or CSV.
+group and IGB rank stability, :mod:`~graphbench.report.table` renders markdown or CSV,
+:mod:`~graphbench.report.plots` draws learning curves and test-metric strip plots (``--plots``).
+See docs/report.md.
 """
 
 from graphbench.report.collect import Collection, ReportInputError, collect

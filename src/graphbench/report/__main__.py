@@ -1,8 +1,13 @@
-"""Command line: ``python -m graphbench.report <multirun dir> [more dirs] [--csv] [--alpha A]``.
+"""Command line: ``python -m graphbench.report <multirun dir> [more dirs] [--csv] [--alpha A] [--plots OUT_DIR]``.
 
 Prints the report to stdout. Exit status: 0 if at least one run completed, 1 if every run
 failed (the failed runs are still printed), 2 for a bad argument (a directory that does
 not exist or holds no ``results.json``; the message names it).
+
+``--plots OUT_DIR`` also writes learning curves and test-metric strip plots (PNG, see
+:mod:`~graphbench.report.plots`) and prints their paths to stderr, so stdout stays the report;
+``--wandb-project NAME`` then logs them to a new W&B run (a failure to log is one warning on
+stderr and changes neither the output nor the exit status).
 """
 
 from __future__ import annotations
@@ -13,6 +18,7 @@ from collections.abc import Sequence
 from pathlib import Path
 
 from graphbench.report.collect import ReportInputError, collect
+from graphbench.report.plots import log_to_wandb, write_plots
 from graphbench.report.stats import DEFAULT_ALPHA, summarize_block
 from graphbench.report.table import format_csv, format_markdown
 
@@ -31,6 +37,18 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("dirs", nargs="+", type=Path, metavar="DIR", help="Hydra multirun (or run) directory")
     parser.add_argument("--csv", action="store_true", help="print CSV instead of a markdown report")
     parser.add_argument("--alpha", type=float, default=DEFAULT_ALPHA, help=f"significance level (default {DEFAULT_ALPHA})")
+    parser.add_argument(
+        "--plots",
+        type=Path,
+        metavar="OUT_DIR",
+        help="also write learning curves (val metric and train loss, mean ± std over seeds) and a strip plot of the "
+        "test metric per block as PNGs into OUT_DIR",
+    )
+    parser.add_argument(
+        "--wandb-project",
+        metavar="NAME",
+        help="log the --plots PNGs to a new W&B run in project NAME (WANDB_MODE=offline writes it locally)",
+    )
     return parser
 
 
@@ -40,6 +58,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     args = parser.parse_args(argv)
     if not 0.0 < args.alpha < 1.0:
         parser.error(f"--alpha must lie in (0, 1), got {args.alpha}")
+    if args.wandb_project is not None and args.plots is None:
+        parser.error("--wandb-project logs the plots: add --plots OUT_DIR")
     try:
         collection = collect(args.dirs)
     except ReportInputError as err:
@@ -47,6 +67,14 @@ def main(argv: Sequence[str] | None = None) -> int:
     summaries = [summarize_block(block, alpha=args.alpha) for block in collection.blocks]
     render = format_csv if args.csv else format_markdown
     sys.stdout.write(render(summaries, collection.failed))
+    if args.plots is not None:
+        paths = write_plots(summaries, args.plots)
+        for path in paths:
+            print(f"plot: {path}", file=sys.stderr)
+        if args.wandb_project is not None and paths:
+            failure = log_to_wandb(paths, args.wandb_project, args.plots)
+            if failure is not None:
+                print(f"warning: W&B logging failed ({failure}); the plots are in {args.plots}", file=sys.stderr)
     return 0 if summaries else 1
 
 
