@@ -20,7 +20,6 @@ from torch_geometric.data import Batch
 from benchmarks.common import QUICK_CYCLES, Context, Row, Target, compose_config, fmt_s, interleaved, median, paired_ratio, slug
 from graphbench.instantiate import METADATA_KEYS, build
 from graphbench.modules.network import count_parameters
-from graphbench.modules.task_module import task_loss
 from graphbench.train import build_datamodule, network_builder, train
 
 TARGET = Target("<=", 1.05)
@@ -112,6 +111,7 @@ def hand_written_epoch(ctx: Context, work: Workload, run_dir: Path) -> Measured:
     L.seed_everything(cfg.seed, workers=True, verbose=False)
     model = network_builder(cfg, info)(int(cfg.model.hidden_dim))
     optimizer = build(cfg.optimizer, "optimizer", METADATA_KEYS)(model.parameters())
+    loss_fn = build(cfg.dataset.module.loss, "dataset.module.loss")  # the dataset's own loss, as train() uses it
     if info.level == "node":  # full batch: the graph, collated once, as a hand-written Cora script holds it
         loader: Iterable[Batch] = [Batch.from_data_list([datamodule.graph])]
     else:
@@ -125,7 +125,7 @@ def hand_written_epoch(ctx: Context, work: Workload, run_dir: Path) -> Measured:
             out, y = model(batch), batch.y
             if info.level == "node":
                 out, y = out[batch.train_mask], y[batch.train_mask]
-            loss = task_loss(info.task_type, out, y.view(-1) if info.task_type == "multiclass" else y.view(out.shape))
+            loss = loss_fn(out, y.long().view(-1) if info.task_type == "multiclass" else y.float().view(out.shape))
             loss.backward()
             optimizer.step()
         wall.append(time.perf_counter() - start)

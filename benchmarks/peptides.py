@@ -1,5 +1,5 @@
-"""Peptides-func for the benchmarks: graphbench's DataModule, optionally on its first ``limit``
-peptides (quick runs), and the reference LRGB processing it is compared with."""
+"""Peptides-func for the benchmarks: graphbench's source and DataModule, optionally on its first
+``limit`` peptides (quick runs), and the reference LRGB processing it is compared with."""
 
 from __future__ import annotations
 
@@ -15,7 +15,9 @@ from torch import Tensor
 from torch_geometric.data import Data, InMemoryDataset
 
 from benchmarks.common import Context
-from graphbench.data.sources.graph.peptides import PeptidesFuncDataModule, read_split
+from graphbench.data.datamodules import GraphLevelDataModule
+from graphbench.data.io.raw_root import RawRoot
+from graphbench.data.sources.graph.peptides import PeptidesFunc, read_split
 from graphbench.data.sources.molecules import featurize_smiles
 from graphbench.data.store.graph_store import GraphStore
 
@@ -23,9 +25,9 @@ RAW = "peptides-functional"
 CSV = "peptides-functional/raw/peptide_multi_class_dataset.csv.gz"
 
 
-class PeptidesFuncSample(PeptidesFuncDataModule):
+class PeptidesFuncSample(PeptidesFunc):
     """Peptides-func restricted to its first ``limit`` peptides (the official split restricted to
-    them); ``limit=None`` is the full dataset, built by :meth:`PeptidesFuncDataModule.build` itself."""
+    them); ``limit=None`` is the full dataset, built by :meth:`PeptidesFunc.build` itself."""
 
     def __init__(self, *, limit: int | None = None, **kwargs: Any) -> None:
         super().__init__(**kwargs)
@@ -34,10 +36,10 @@ class PeptidesFuncSample(PeptidesFuncDataModule):
     def cache_params(self) -> tuple[Any, ...]:
         return (*super().cache_params(), self.limit)
 
-    def build(self) -> tuple[GraphStore, dict[str, Tensor]]:
+    def build(self, raw: RawRoot) -> tuple[GraphStore, dict[str, Tensor]]:
         if self.limit is None:
-            return super().build()
-        csv_path, split_path = self.raw_paths()
+            return super().build(raw)
+        csv_path, split_path = self.raw_paths(raw)
         smiles, y = self.read_labels(csv_path)
         smiles, y = smiles[: self.limit], y[: self.limit]
         data, slices = featurize_smiles(smiles, y, self.featurize_workers)
@@ -45,8 +47,9 @@ class PeptidesFuncSample(PeptidesFuncDataModule):
         return GraphStore(data, slices), splits
 
 
-def datamodule(ctx: Context, limit: int | None, batch_size: int = 128) -> PeptidesFuncSample:
-    return PeptidesFuncSample(
+def datamodule(ctx: Context, limit: int | None, batch_size: int = 128) -> GraphLevelDataModule:
+    return GraphLevelDataModule(
+        source=PeptidesFuncSample(limit=limit),
         name="peptides-func",
         data_dir=ctx.data_dir,
         cache_dir=ctx.cache_dir,
@@ -54,7 +57,6 @@ def datamodule(ctx: Context, limit: int | None, batch_size: int = 128) -> Peptid
         task_type="multilabel",
         metric="ap",
         higher_is_better=True,
-        limit=limit,
     )
 
 

@@ -7,6 +7,7 @@ import warnings
 
 from omegaconf import DictConfig
 
+from graphbench.info import SPLITS
 from graphbench.instantiate import METADATA_KEYS, build
 from graphbench.record import RunRecord
 
@@ -17,7 +18,7 @@ def format_summary(record: RunRecord) -> str:
     if record.completed:
         lines.append(f"parameters: {record.num_params:,} (hidden_dim={record.hidden_dim})")
         lines.append(f"best epoch: {record.best_epoch} of {record.epochs_trained}")
-        for split in ("train", "val", "test"):
+        for split in SPLITS:
             values = ", ".join(
                 f"{k} = {v:.4f}" if v is not None else f"{k} = n/a"
                 for k, v in sorted(record.metrics.items())

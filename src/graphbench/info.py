@@ -1,4 +1,9 @@
-"""Facts about a dataset that the model and the task need, passed explicitly from the DataModule."""
+"""Facts about a dataset that the model and the task need, passed explicitly from the DataModule.
+
+This module imports nothing of :mod:`graphbench.data`, so that models and metrics can depend on the
+facts without depending on the data layer (or on Lightning through it).
+"""
+
 from __future__ import annotations
 
 from dataclasses import dataclass, field
@@ -10,6 +15,8 @@ FeatureKind = Literal["atom", "bond", "dense", "categorical", "constant"]
 
 TASK_TYPES: tuple[str, ...] = ("multilabel", "multiclass", "binary", "regression")
 LEVELS: tuple[str, ...] = ("graph", "node", "link")
+#: the splits of every dataset, in the order they are built, logged and reported
+SPLITS: tuple[str, ...] = ("train", "val", "test")
 
 
 @dataclass(frozen=True)
@@ -24,6 +31,18 @@ class FeatureSpec:
     kind: FeatureKind
     dim: int = 0
     cardinalities: tuple[int, ...] = field(default_factory=tuple)
+
+
+@dataclass(frozen=True)
+class DataFacts:
+    """What a dataset source knows about its data: the size of the output and the input features.
+
+    :class:`DatasetInfo` joins these with what the dataset's YAML states (name, task type, metric).
+    """
+
+    num_outputs: int
+    node_features: FeatureSpec
+    edge_features: FeatureSpec | None
 
 
 @dataclass(frozen=True)

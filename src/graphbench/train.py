@@ -32,7 +32,8 @@ from graphbench.callbacks.predictions import TestPredictions
 from graphbench.callbacks.resources import ResourceTracker
 from graphbench.callbacks.rng_state import RNGState
 from graphbench.config_checks import check_config
-from graphbench.data.datamodules.graph_level import GraphDataModule
+from graphbench.data.datamodules import GraphLevelDataModule
+from graphbench.data.datamodules.config import datamodule_arguments
 from graphbench.errors import ConfigError, GraphbenchError
 from graphbench.info import DatasetInfo
 from graphbench.instantiate import METADATA_KEYS, build
@@ -50,6 +51,7 @@ from graphbench.record import (
     diverged,
     exit_code,
     failed,
+    flat_config,
 )
 from graphbench.signals import Preempted, SignalState, run_signals
 
@@ -63,9 +65,11 @@ LAST_CHECKPOINT: str = "last.ckpt"
 RESUME_MODES: tuple[str, ...] = ("never", "auto")
 
 
-def build_datamodule(cfg: DictConfig) -> GraphDataModule:
+def build_datamodule(cfg: DictConfig) -> GraphLevelDataModule:
+    """The DataModule of ``cfg.dataset`` (its level's DataModule with its ``source`` built first; the
+    flat knobs that only the source reads are not passed on: :mod:`graphbench.data.datamodules.config`)."""
     pe_transform = build(cfg.pe.transform, "pe.transform", METADATA_KEYS) if cfg.pe.get("transform") else None
-    return build(cfg.dataset, f"dataset '{cfg.dataset.name}'", pe_transform=pe_transform)
+    return build(datamodule_arguments(cfg.dataset), f"dataset '{cfg.dataset.name}'", pe_transform=pe_transform)
 
 
 def network_builder(cfg: DictConfig, info: DatasetInfo) -> Callable[[int], nn.Module]:
@@ -87,8 +91,10 @@ def build_task_module(cfg: DictConfig, network: nn.Module, info: DatasetInfo) ->
     """The LightningModule from the dataset's ``module`` node (its ``_target_``, loss and protocol
     arguments), given the network, the dataset's facts, the optimizer and the scheduler."""
     module_cfg = cfg.dataset.get("module")
-    if module_cfg is None:  # TRANSITIONAL until every dataset YAML states its module
-        module_cfg = OmegaConf.create(_legacy_module_config(info))
+    if module_cfg is None:
+        raise ConfigError(
+            f"dataset '{cfg.dataset.name}' names no task module: its YAML needs a `module:` node (see conf/dataset/cycles.yaml)"
+        )
     make_module = build(module_cfg, "dataset.module", _partial_=True)
     return make_module(
         network,
@@ -96,36 +102,6 @@ def build_task_module(cfg: DictConfig, network: nn.Module, info: DatasetInfo) ->
         optimizer=build(cfg.optimizer, "optimizer", METADATA_KEYS),
         scheduler=build(cfg.scheduler, "scheduler", METADATA_KEYS) if cfg.scheduler.get("_target_") else None,
     )
-
-
-def _legacy_module_config(info: DatasetInfo) -> dict[str, Any]:
-    if info.task_type in ("binary", "multilabel"):
-        loss = "graphbench.modules.losses.MaskedBCEWithLogitsLoss"
-    elif info.task_type == "multiclass":
-        loss = "torch.nn.CrossEntropyLoss"
-    else:
-        loss = "torch.nn.MSELoss" if info.metric in ("mse", "log_mse") else "torch.nn.L1Loss"
-    if info.level != "link":
-        return {"_target_": "graphbench.modules.task_module.GraphTaskModule", "loss": {"_target_": loss}}
-    if info.metric.startswith("mrr"):
-        return {
-            "_target_": "graphbench.modules.link_task_module.LinkTaskModule",
-            "protocol": "ranking",
-            "num_negatives": 2,
-            "loss": None,
-        }
-    if info.metric.startswith("hits@"):
-        return {
-            "_target_": "graphbench.modules.link_task_module.LinkTaskModule",
-            "protocol": "hits",
-            "num_negatives": 1,
-            "loss": None,
-        }
-    return {
-        "_target_": "graphbench.modules.link_task_module.LinkTaskModule",
-        "protocol": "classification",
-        "loss": {"_target_": "graphbench.modules.losses.BalancedBCEWithLogitsLoss"},
-    }
 
 
 def show_progress_bar(setting: Any) -> bool:
@@ -275,7 +251,7 @@ def _fit_and_test(
         default_root_dir=str(output_dir),
     )
     for lg in loggers:
-        lg.log_hyperparams(record.config)
+        lg.log_hyperparams(flat_config(record.config or {}))
 
     with signals.lightning_loop():
         trainer.fit(module, datamodule=datamodule, ckpt_path=str(resume_from) if resume_from else None)

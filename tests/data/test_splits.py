@@ -1,4 +1,5 @@
 """Cross-validation folds: index files and the seeded stratified k-fold."""
+
 from __future__ import annotations
 
 from pathlib import Path
@@ -6,7 +7,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from graphbench.data.sources.folds import check_split_index, fold_from_index_files, stratified_cv_fold, stratified_fold_ids
+from graphbench.data.splits import check_split_index, fold_from_index_files, stratified_cv_fold, stratified_fold_ids
 from graphbench.errors import ConfigError, DataError
 
 

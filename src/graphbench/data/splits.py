@@ -1,16 +1,20 @@
-"""Cross-validation folds: the fixed Benchmarking-GNNs index files, or a seeded stratified k-fold."""
+"""Split helpers shared by sources and DataModules: cross-validation folds (the fixed
+Benchmarking-GNNs index files, or a seeded stratified k-fold), split index arrays read from raw
+files, and random node splits."""
+
 from __future__ import annotations
 
+from collections.abc import Mapping
 from pathlib import Path
-from typing import Mapping
+from typing import Any
 
 import numpy as np
 import torch
 from torch import Tensor
+from torch_geometric.utils import index_to_mask
 
 from graphbench.errors import ConfigError, DataError
-
-SPLITS = ("train", "val", "test")
+from graphbench.info import SPLITS
 
 
 def check_split_index(split_index: object, num_folds: int, dataset: str) -> int:
@@ -80,3 +84,22 @@ def stratified_cv_fold(labels: np.ndarray, split_index: int, num_folds: int, see
     val = np.flatnonzero(fold_of == val_fold)
     train = np.flatnonzero((fold_of != split_index) & (fold_of != val_fold))
     return {"train": torch.from_numpy(train), "val": torch.from_numpy(val), "test": torch.from_numpy(test)}
+
+
+def as_index_array(value: Any, name: str) -> np.ndarray:
+    """A split read from a raw file as an int64 index array; anything else is a :class:`DataError`."""
+    array = np.asarray(value)
+    if array.ndim != 1 or not np.issubdtype(array.dtype, np.integer):
+        raise DataError(f"split '{name}' must be a 1-D integer array, got shape {array.shape} dtype {array.dtype}")
+    return array.astype(np.int64)
+
+
+def random_split_masks(num_nodes: int, fractions: tuple[float, float, float], seed: int) -> dict[str, Tensor]:
+    """Boolean ``{split}_mask`` vectors of a uniformly random split of the nodes into the given
+    train/val/test fractions (the test split takes the remainder). Deterministic given ``seed``."""
+    if len(fractions) != 3 or any(f < 0 for f in fractions) or sum(fractions) > 1 + 1e-9:
+        raise ConfigError(f"dataset.split_fractions must be three non-negative numbers summing to <= 1, got {list(fractions)}")
+    perm = torch.randperm(num_nodes, generator=torch.Generator().manual_seed(int(seed)))
+    n_train, n_val = round(fractions[0] * num_nodes), round(fractions[1] * num_nodes)
+    parts = {"train": perm[:n_train], "val": perm[n_train : n_train + n_val], "test": perm[n_train + n_val :]}
+    return {f"{split}_mask": index_to_mask(index, size=num_nodes) for split, index in parts.items()}

@@ -49,7 +49,7 @@ class LinkTaskModule(GraphTaskModule):
         optimizer: Callable[[Iterable[nn.Parameter]], Optimizer],
         scheduler: Callable[..., SchedulerSpec] | None = None,
         *,
-        loss: Callable[[Tensor, Tensor], Tensor],
+        loss: Callable[[Tensor, Tensor], Tensor] | None,
         protocol: str,
         num_negatives: int = 1,
         score_chunk: int = 65536,
@@ -59,6 +59,10 @@ class LinkTaskModule(GraphTaskModule):
             raise ConfigError(f"dataset.module.protocol={protocol!r} is not one of {list(PROTOCOLS)}")
         if not isinstance(num_negatives, int) or num_negatives < 0:
             raise ConfigError(f"dataset.module.num_negatives={num_negatives!r} must be a non-negative integer")
+        if protocol == "classification" and loss is None:
+            raise ConfigError(
+                "dataset.module.protocol=classification needs dataset.module.loss (e.g. {_target_: torch.nn.BCEWithLogitsLoss})"
+            )
         self.protocol = protocol
         self.num_negatives = num_negatives
         self.score_chunk = score_chunk

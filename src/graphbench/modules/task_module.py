@@ -12,11 +12,9 @@ from torch.optim import Optimizer
 from torch_geometric.data import Batch
 from torchmetrics import MaxMetric, MeanMetric, MinMetric
 
-from graphbench.info import DatasetInfo
+from graphbench.info import SPLITS, DatasetInfo
 from graphbench.metrics.registry import make_metric
 from graphbench.modules.schedulers import SchedulerSpec
-
-SPLITS = ("train", "val", "test")
 
 
 class GraphTaskModule(L.LightningModule):

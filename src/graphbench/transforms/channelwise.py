@@ -15,8 +15,8 @@ channel (:math:`\sigma_c \le` ``eps``) is only centred (:math:`\sigma_c := 1`).
 
 How a DataModule uses it, after the processed (and PE) dataset is loaded::
 
-    norm = ChannelwiseNorm.fit_collated(store._data, store.slices, splits["train"])   # or .fit(graphs)
-    store = GraphStore(norm(store._data), store.slices)     # per-row map: collated == per graph
+    norm = ChannelwiseNorm.fit_collated(store.collated, store.slices, splits["train"])   # or .fit(graphs)
+    store = GraphStore(norm(store.collated), store.slices)  # per-row map: collated == per graph
     cache it under a key that includes ``norm.cache_token`` (or ``repr(norm)``), or simply recompute:
     fitting is one pass over the training rows.
 

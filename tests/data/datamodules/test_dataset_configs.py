@@ -1,44 +1,79 @@
-"""Every graph-level dataset YAML builds its DataModule (constructor only: no data is read)."""
+"""Every dataset YAML builds its DataModule and source (constructor only: no data is read), and every
+flat knob the source reads is one the user can override as ``dataset.<key>``."""
+
 from __future__ import annotations
 
-from typing import Callable
+from collections.abc import Callable
+from pathlib import Path
 
 import pytest
-from omegaconf import DictConfig
+from omegaconf import DictConfig, OmegaConf
 
+from graphbench.data.datamodules.config import source_knobs
+from graphbench.errors import DataError
 from graphbench.train import build_datamodule
+from tests.paths import CONF
 
-DATASETS = {  # name: (DataModule class, facts known without reading data: level, num_outputs, node feature kind)
-    "peptides-struct": ("PeptidesStructDataModule", "graph", 11, "atom"),
-    "zinc": ("ZINCDataModule", "graph", 1, "categorical"),
-    "zinc-full": ("ZINCDataModule", "graph", 1, "categorical"),
-    "aqsol": ("AQSOLDataModule", "graph", 1, "categorical"),
-    "ogbg-molhiv": ("OGBGraphDataModule", "graph", 1, "atom"),
-    "ogbg-molpcba": ("OGBGraphDataModule", "graph", 128, "atom"),
-    "enzymes": ("TUDataModule", None, None, None),
-    "proteins": ("TUDataModule", None, None, None),
-    "mutag": ("TUDataModule", None, None, None),
-    "aids": ("TUDataModule", None, None, None),
-    "dd": ("TUDataModule", None, None, None),
-    "csl": ("CSLDataModule", "graph", 10, "constant"),
-    "graphtheoryprop": ("GraphTheoryPropDataModule", "graph", 3, "dense"),
-    "mnist": ("SuperpixelsDataModule", "graph", 10, "dense"),
-    "cifar10": ("SuperpixelsDataModule", "graph", 10, "dense"),
-    "pascalvoc-sp": ("LRGBSuperpixelsDataModule", "node", 21, "dense"),
-    "coco-sp": ("LRGBSuperpixelsDataModule", "node", 81, "dense"),
+DATASETS = {  # name: (DataModule, source, facts known without reading data: level, num_outputs, node feature kind)
+    "peptides-struct": ("GraphLevelDataModule", "PeptidesStruct", "graph", 11, "atom"),
+    "zinc": ("GraphLevelDataModule", "ZINC", "graph", 1, "categorical"),
+    "zinc-full": ("GraphLevelDataModule", "ZINC", "graph", 1, "categorical"),
+    "aqsol": ("GraphLevelDataModule", "AQSOL", "graph", 1, "categorical"),
+    "ogbg-molhiv": ("GraphLevelDataModule", "OGBGraphProperty", "graph", 1, "atom"),
+    "ogbg-molpcba": ("GraphLevelDataModule", "OGBGraphProperty", "graph", 128, "atom"),
+    "enzymes": ("GraphLevelDataModule", "TUDataset", None, None, None),
+    "proteins": ("GraphLevelDataModule", "TUDataset", None, None, None),
+    "mutag": ("GraphLevelDataModule", "TUDataset", None, None, None),
+    "aids": ("GraphLevelDataModule", "TUDataset", None, None, None),
+    "dd": ("GraphLevelDataModule", "TUDataset", None, None, None),
+    "csl": ("GraphLevelDataModule", "CSL", "graph", 10, "constant"),
+    "graphtheoryprop": ("GraphLevelDataModule", "GraphTheoryProp", "graph", 3, "dense"),
+    "mnist": ("GraphLevelDataModule", "BenchmarkingSuperpixels", "graph", 10, "dense"),
+    "cifar10": ("GraphLevelDataModule", "BenchmarkingSuperpixels", "graph", 10, "dense"),
+    "pascalvoc-sp": ("NodeLevelDataModule", "LRGBSuperpixels", "node", 21, "dense"),
+    "coco-sp": ("NodeLevelDataModule", "LRGBSuperpixels", "node", 81, "dense"),
 }
+ALL = sorted(p.stem for p in (CONF / "dataset").glob("*.yaml"))
 
 
 @pytest.mark.parametrize("name", sorted(DATASETS))
 def test_config_builds_the_datamodule(compose_cfg: Callable[..., DictConfig], name: str) -> None:
-    cls, level, num_outputs, node_kind = DATASETS[name]
+    cls, source_cls, level, num_outputs, node_kind = DATASETS[name]
     cfg = compose_cfg([f"dataset={name}"])
     assert cfg.dataset.name == name and cfg.dataset.num_workers == 0
-    for key in ("source", "task_type", "metric", "higher_is_better", "split", "batch_size"):
+    for key in ("source", "provenance", "task_type", "metric", "higher_is_better", "split", "batch_size"):
         assert key in cfg.dataset, f"{name}.yaml lacks {key}"
     dm = build_datamodule(cfg)
-    assert type(dm).__name__ == cls and dm.name == name
+    assert type(dm).__name__ == cls and dm.name == name and type(dm.source).__name__ == source_cls
     if level is not None:
         info = dm.info
         assert (info.level, info.num_outputs, info.node_features.kind) == (level, num_outputs, node_kind)
-        assert (info.metric, info.task_type, info.higher_is_better) == (cfg.dataset.metric, cfg.dataset.task_type, cfg.dataset.higher_is_better)
+        assert (info.metric, info.task_type, info.higher_is_better) == (
+            cfg.dataset.metric,
+            cfg.dataset.task_type,
+            cfg.dataset.higher_is_better,
+        )
+    else:  # the facts are read from the data: only after setup, and asking before reads nothing
+        with pytest.raises(DataError, match="call setup"):
+            _ = dm.info
+        assert not Path(cfg.paths.cache_dir).exists() or not list(Path(cfg.paths.cache_dir).iterdir())
+
+
+@pytest.mark.parametrize("name", ALL)
+def test_every_yaml_nests_its_source_and_reads_only_flat_knobs(compose_cfg: Callable[..., DictConfig], name: str) -> None:
+    cfg = compose_cfg([f"dataset={name}"])
+    assert cfg.dataset._target_.startswith("graphbench.data.datamodules.")
+    assert cfg.dataset.source._target_.startswith("graphbench.data.sources.")
+    source = OmegaConf.to_container(cfg.dataset.source, resolve=False)
+    knobs = source_knobs(cfg.dataset)
+    assert {k for k in source if k != "_target_"} == knobs, f"{name}: every source argument is a ${{dataset.<key>}} knob"
+    assert knobs <= set(cfg.dataset), f"{name}: the source reads knobs that dataset lacks"
+    dm = build_datamodule(cfg)  # the DataModule takes the other keys
+    assert dm.name == name and dm.source.level == dm.level
+
+
+def test_overriding_a_flat_knob_reaches_the_source(compose_cfg: Callable[..., DictConfig]) -> None:
+    dm = build_datamodule(compose_cfg(["dataset=enzymes", "dataset.split_index=7", "dataset.use_node_attr=false"]))
+    assert dm.source.split_index == 7 and dm.source.use_node_attr is False
+    dm = build_datamodule(compose_cfg(["dataset=cycles", "dataset.num_train=96", "dataset.batch_size=32"]))
+    assert dm.source.sizes == (96, 250, 250) and dm.batch_size == 32

@@ -1,4 +1,6 @@
-"""GraphDataModule's shared machinery on a hand-made dataset: channelwise feature normalization."""
+"""GraphLevelDataModule's shared machinery on a hand-made source: channelwise feature normalization,
+info before and after setup, the level check, the cache key."""
+
 from __future__ import annotations
 
 from pathlib import Path
@@ -8,20 +10,21 @@ import pytest
 import torch
 from torch_geometric.data import Data
 
-from graphbench.data.datamodules.graph_level import GraphDataModule
+from graphbench.data.datamodules import GraphLevelDataModule
+from graphbench.data.io.raw_root import RawRoot
+from graphbench.data.sources.base import Source
 from graphbench.data.store.graph_store import GraphStore
-from graphbench.info import DatasetInfo, FeatureSpec
-from graphbench.errors import ConfigError
+from graphbench.errors import ConfigError, DataError
+from graphbench.info import DataFacts, FeatureSpec
 
 
-class ToyDataModule(GraphDataModule):
+class ToySource(Source):
     """Three one-node-per-row graphs: train = graphs 0 and 1, val = 2, test = 2."""
 
-    @property
-    def info(self) -> DatasetInfo:
-        return self.make_info(num_outputs=1, node_features=FeatureSpec("dense", dim=2), edge_features=None)
+    def facts(self, store: GraphStore | None = None) -> DataFacts:
+        return DataFacts(num_outputs=1, node_features=FeatureSpec("dense", dim=2), edge_features=None)
 
-    def build(self) -> tuple[GraphStore, dict[str, torch.Tensor]]:
+    def build(self, raw: RawRoot) -> tuple[GraphStore, dict[str, torch.Tensor]]:
         empty = torch.zeros(2, 0, dtype=torch.long)
         graphs = [
             Data(x=torch.tensor([[1.0, 10.0], [3.0, 10.0]]), edge_index=empty, y=torch.tensor([[0.0]])),
@@ -31,9 +34,18 @@ class ToyDataModule(GraphDataModule):
         return GraphStore.from_list(graphs), {"train": torch.tensor([0, 1]), "val": torch.tensor([2]), "test": torch.tensor([2])}
 
 
-def make(tmp_path: Path, **kwargs: Any) -> ToyDataModule:
-    return ToyDataModule(name="toy", data_dir=tmp_path, cache_dir=tmp_path / "cache", batch_size=4, task_type="binary",
-                         metric="accuracy", higher_is_better=True, **kwargs)
+def make(tmp_path: Path, **kwargs: Any) -> GraphLevelDataModule:
+    return GraphLevelDataModule(
+        source=ToySource(),
+        name="toy",
+        data_dir=tmp_path,
+        cache_dir=tmp_path / "cache",
+        batch_size=4,
+        task_type="binary",
+        metric="accuracy",
+        higher_is_better=True,
+        **kwargs,
+    )
 
 
 def test_channelwise_uses_training_statistics_only(tmp_path: Path) -> None:
@@ -55,3 +67,87 @@ def test_without_feature_norm_features_are_untouched(tmp_path: Path) -> None:
 def test_unknown_feature_norm_lists_valid_ones(tmp_path: Path) -> None:
     with pytest.raises(ConfigError, match="channelwise"):
         make(tmp_path, feature_norm="zscore")
+
+
+class DataReadingSource(ToySource):
+    """The toy graphs, with the facts read from the data (like a TU dataset's number of classes)."""
+
+    def facts(self, store: GraphStore | None = None) -> DataFacts | None:
+        if store is None:
+            return None
+        return DataFacts(
+            num_outputs=int(store.collated.y.max()) + 1, node_features=FeatureSpec("dense", dim=2), edge_features=None
+        )
+
+
+def test_info_reads_no_data_facts_from_the_data_come_after_setup(tmp_path: Path) -> None:
+    assert make(tmp_path).info.num_outputs == 1  # stated by the source
+    dm = GraphLevelDataModule(
+        source=DataReadingSource(),
+        name="toy",
+        data_dir=tmp_path,
+        cache_dir=tmp_path / "cache",
+        batch_size=4,
+        task_type="multiclass",
+        metric="accuracy",
+        higher_is_better=True,
+    )
+    with pytest.raises(DataError, match=r"toy: DataReadingSource reads its facts .* call setup\(\) before reading info"):
+        _ = dm.info
+    assert not (tmp_path / "cache").exists()  # asking built nothing
+    dm.setup()
+    assert dm.info.num_outputs == 2
+
+
+class NodeToySource(ToySource):
+    level = "node"
+
+
+def test_a_source_of_another_level_names_the_datamodule_to_use(tmp_path: Path) -> None:
+    with pytest.raises(
+        ConfigError,
+        match=r"NodeToySource is node-level, but GraphLevelDataModule serves graph-level sources; set dataset._target_",
+    ):
+        GraphLevelDataModule(
+            source=NodeToySource(),
+            name="toy",
+            data_dir=tmp_path,
+            cache_dir=tmp_path,
+            batch_size=4,
+            task_type="binary",
+            metric="accuracy",
+            higher_is_better=True,
+        )
+    with pytest.raises(ConfigError, match="must build a graphbench Source"):
+        GraphLevelDataModule(
+            source="toy",
+            name="toy",
+            data_dir=tmp_path,
+            cache_dir=tmp_path,
+            batch_size=4,  # type: ignore[arg-type]
+            task_type="binary",
+            metric="accuracy",
+            higher_is_better=True,
+        )
+
+
+def test_cache_is_keyed_by_source_parameters(tmp_path: Path) -> None:
+    class Sized(ToySource):
+        def __init__(self, size: int) -> None:
+            self.size = size
+
+        def cache_params(self) -> tuple[int]:
+            return (self.size,)
+
+    for size in (1, 2, 2):
+        GraphLevelDataModule(
+            source=Sized(size),
+            name="toy",
+            data_dir=tmp_path,
+            cache_dir=tmp_path / "cache",
+            batch_size=4,
+            task_type="binary",
+            metric="accuracy",
+            higher_is_better=True,
+        ).setup()
+    assert len(list((tmp_path / "cache").glob("toy-*.pt"))) == 2

@@ -1,16 +1,17 @@
 """End to end through ``graphbench.train.train`` on fixtures: the node- and link-level datasets with
 the GraphTaskModule / LinkTaskModule, as ``run.py`` runs them."""
+
 from __future__ import annotations
 
+from collections.abc import Callable
 from pathlib import Path
-from typing import Callable
 
 import pytest
 import torch
 from omegaconf import DictConfig
 
-from graphbench.data.sources.link import pcqm_contact
 from graphbench.data.io.raw_files import RawFile
+from graphbench.data.sources.link import pcqm_contact
 from graphbench.modules.losses import BalancedBCEWithLogitsLoss
 from graphbench.train import train
 from tests.data.sources.link.link_fixtures import write_ogbl_collab, write_pcqm_contact, write_tsp
@@ -32,13 +33,25 @@ def test_cora_fixture_node_level(compose_cfg: Callable[..., DictConfig], tmp_pat
 
 
 def test_pattern_node_level_weighted_accuracy(compose_cfg: Callable[..., DictConfig], tmp_path: Path) -> None:
-    results = run(compose_cfg, ["dataset=pattern", "dataset.num_patterns=1", "dataset.graphs_per_pattern=[8,2,2]", "model=gcn", "dataset.batch_size=4"])
+    results = run(
+        compose_cfg,
+        ["dataset=pattern", "dataset.num_patterns=1", "dataset.graphs_per_pattern=[8,2,2]", "model=gcn", "dataset.batch_size=4"],
+    )
     assert 0.0 <= results.metrics["test/weighted_accuracy"] <= 1.0
 
 
 def test_ogbl_collab_hits(compose_cfg: Callable[..., DictConfig], tmp_path: Path) -> None:
     write_ogbl_collab(tmp_path / "data")
-    results = run(compose_cfg, ["dataset=collab", "model=gatedgcn", "dataset.batch_size=40", f"paths.data_dir={tmp_path / 'data'}", "dataset.use_val_edges_as_input=true"])
+    results = run(
+        compose_cfg,
+        [
+            "dataset=collab",
+            "model=gatedgcn",
+            "dataset.batch_size=40",
+            f"paths.data_dir={tmp_path / 'data'}",
+            "dataset.use_val_edges_as_input=true",
+        ],
+    )
     assert {"train/hits@50", "val/hits@50", "test/hits@50", "test/loss"} <= set(results.metrics)
     import numpy as np
 
@@ -46,10 +59,21 @@ def test_ogbl_collab_hits(compose_cfg: Callable[..., DictConfig], tmp_path: Path
     assert pred["y_true"].tolist() == [1.0] * 10 + [0.0] * 60 and pred["index"].tolist() == list(range(70))
 
 
-def test_pcqm_contact_mrr_variants(compose_cfg: Callable[..., DictConfig], tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+def test_pcqm_contact_mrr_variants(
+    compose_cfg: Callable[..., DictConfig], tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     write_pcqm_contact(tmp_path / "data")
     monkeypatch.setattr(pcqm_contact, "PCQM_CONTACT_FILES", [RawFile(pcqm_contact.PCQM_CONTACT_FILES[0].relpath)])
-    results = run(compose_cfg, ["dataset=pcqm-contact", "model=gine", "dataset.batch_size=4", "dataset.featurize_workers=1", f"paths.data_dir={tmp_path / 'data'}"])
+    results = run(
+        compose_cfg,
+        [
+            "dataset=pcqm-contact",
+            "model=gine",
+            "dataset.batch_size=4",
+            "dataset.featurize_workers=1",
+            f"paths.data_dir={tmp_path / 'data'}",
+        ],
+    )
     metrics = results.metrics
     for name in ("mrr", "mrr_filtered", "mrr_ext_filtered", "hits@1", "hits@3_filtered", "hits@10_ext_filtered"):
         assert f"test/{name}" in metrics and 0.0 <= metrics[f"test/{name}"] <= 1.0

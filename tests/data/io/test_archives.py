@@ -1,4 +1,5 @@
 """Raw files published inside zip archives: extraction, zip-slip refusal, and the missing-file message."""
+
 from __future__ import annotations
 
 import zipfile
@@ -40,7 +41,9 @@ def test_refuses_members_outside_the_target(tmp_path: Path) -> None:
 def test_missing_files_name_each_file_and_the_archive(tmp_path: Path) -> None:
     files = [RawFile("D/raw/a.pickle"), RawFile("D/raw/b.index", url="https://x/b.index")]
     with pytest.raises(DataError) as err:
-        ensure_raw_files_from_archives(tmp_path, files, "Toy", download=False, archives=[Archive("https://x/d.zip", "d/", "D/raw")])
+        ensure_raw_files_from_archives(
+            tmp_path, files, "Toy", download=False, archives=[Archive("https://x/d.zip", "d/", "D/raw")]
+        )
     message = str(err.value)
     assert str(tmp_path / "D/raw/a.pickle") in message and str(tmp_path / "D/raw/b.index") in message
     assert "https://x/d.zip" in message and "https://x/b.index" in message
@@ -80,12 +83,22 @@ def test_archive_download_is_offered_not_done_unless_asked(tmp_path: Path) -> No
         zf.writestr("d/a.pickle", b"a")
     root = tmp_path / "root"
     with pytest.raises(DataError) as err:
-        ensure_raw_files_from_archives(root, [RawFile("D/raw/a.pickle")], "Toy", download=False, archives=[Archive(zip_path.as_uri(), "d/", "D/raw")])
+        ensure_raw_files_from_archives(
+            root, [RawFile("D/raw/a.pickle")], "Toy", download=False, archives=[Archive(zip_path.as_uri(), "d/", "D/raw")]
+        )
     assert not root.exists()
-    assert str(err.value).endswith("With dataset.download=true, they would be downloaded and unzipped there (the data root must be writable).")
+    assert str(err.value).endswith(
+        "With dataset.download=true, they would be downloaded and unzipped there (the data root must be writable)."
+    )
 
 
 def test_archive_data_dir_that_is_a_file_says_so(tmp_path: Path) -> None:
     (tmp_path / "afile").write_text("")
     with pytest.raises(ConfigError, match="is a file, not a directory"):
-        ensure_raw_files_from_archives(tmp_path / "afile", [RawFile("D/raw/a.pickle")], "Toy", download=True, archives=[Archive("https://x/d.zip", "d/", "D/raw")])
+        ensure_raw_files_from_archives(
+            tmp_path / "afile",
+            [RawFile("D/raw/a.pickle")],
+            "Toy",
+            download=True,
+            archives=[Archive("https://x/d.zip", "d/", "D/raw")],
+        )

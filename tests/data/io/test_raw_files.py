@@ -7,12 +7,8 @@ import numpy as np
 import pytest
 
 from graphbench.data.io import raw_files
-from graphbench.data.io.raw_files import (
-    RawFile,
-    ensure_raw_files,
-    load_numpy_pickle,
-    md5sum,
-)
+from graphbench.data.io.raw_files import RawFile, ensure_raw_files, md5sum
+from graphbench.data.io.safe_load import load_numpy_pickle
 from graphbench.errors import ConfigError, DataError
 
 
@@ -44,14 +40,14 @@ def test_unpickler_accepts_numpy_arrays(tmp_path: Path) -> None:
 
 
 class Evil:
-    def __reduce__(self):  # noqa: D105
+    def __reduce__(self):
         return (print, ("pwned",))
 
 
 def test_unpickler_refuses_arbitrary_objects(tmp_path: Path) -> None:
     path = tmp_path / "evil.pickle"
     path.write_bytes(pickle.dumps({"train": Evil()}))
-    with pytest.raises(DataError, match="refusing to unpickle builtins.print"):
+    with pytest.raises(DataError, match=r"refusing to unpickle builtins.print"):
         load_numpy_pickle(path)
 
 
@@ -79,7 +75,9 @@ def test_no_download_into_a_data_root_that_is_not_writable(tmp_path: Path, monke
     with pytest.raises(DataError) as err:
         ensure_raw_files(tmp_path / "root", [RawFile("x/a.txt", url=source.as_uri())], "Toy", download=True)
     assert not (tmp_path / "root").exists()
-    assert str(err.value).endswith(f"dataset.download=true cannot fetch them: the data root {(tmp_path / 'root').resolve()} is not writable.")
+    assert str(err.value).endswith(
+        f"dataset.download=true cannot fetch them: the data root {(tmp_path / 'root').resolve()} is not writable."
+    )
 
 
 def test_files_without_a_url_get_no_download_hint(tmp_path: Path) -> None:

@@ -1,4 +1,5 @@
 """The restricted unpickler for raw pickles of tensors: tensors and numpy arrays load, nothing else runs."""
+
 from __future__ import annotations
 
 import pickle
@@ -23,21 +24,21 @@ def test_loads_tensors_numpy_and_containers(tmp_path: Path, protocol: int) -> No
 
 
 class Evil:
-    def __reduce__(self):  # noqa: D105
+    def __reduce__(self):
         return (print, ("pwned",))
 
 
 class EvilStorage:
     """A storage whose bytes hold a malicious pickle: torch's own _load_from_bytes would run it."""
 
-    def __reduce__(self):  # noqa: D105
+    def __reduce__(self):
         return (torch.storage._load_from_bytes, (pickle.dumps(Evil()),))
 
 
 def test_refuses_arbitrary_globals(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     path = tmp_path / "evil.pickle"
     path.write_bytes(pickle.dumps([torch.ones(1), Evil()]))
-    with pytest.raises(DataError, match="refusing to unpickle builtins.print"):
+    with pytest.raises(DataError, match=r"refusing to unpickle builtins.print"):
         load_tensor_pickle(path)
     assert "pwned" not in capsys.readouterr().out
 

@@ -1,4 +1,5 @@
 """Bulk mini-batches from a GraphStore equal PyG's ``Batch.from_data_list`` exactly."""
+
 from __future__ import annotations
 
 import pytest
@@ -8,7 +9,19 @@ from torch_geometric.loader import DataLoader as PyGDataLoader
 
 from graphbench.data.store.batching import batching_plan, concatenated_ranges, graph_loader
 from graphbench.data.store.graph_store import GraphStore
-from graphbench.data.datamodules.node_level import SplitNodeMask
+
+
+class SplitNodeMask:
+    """A per-graph transform (as a node-level split view could use): an all-true ``{split}_mask`` and
+    each node's position ``n_id`` in the whole collated dataset."""
+
+    def __init__(self, split: str, node_ptr: torch.Tensor) -> None:
+        self.split, self.node_ptr = split, node_ptr
+
+    def __call__(self, data: Data) -> Data:
+        data[f"{self.split}_mask"] = torch.ones(data.num_nodes, dtype=torch.bool)
+        data.n_id = self.node_ptr[data.idx] + torch.arange(data.num_nodes)
+        return data
 
 
 def graph(num_nodes: int, edges: list[tuple[int, int]], label: float) -> Data:

@@ -173,7 +173,7 @@ def test_cache_dir_that_is_a_file_is_a_config_error(tmp_path: Path) -> None:
 def test_cache_dir_without_write_permission_is_a_config_error(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     """Root ignores permission bits, so the access check itself is made to say no."""
     monkeypatch.setattr(os, "access", lambda path, mode: False)
-    with pytest.raises(ConfigError, match="is not writable \\(no write permission\\); set paths.cache_dir="):
+    with pytest.raises(ConfigError, match=r"is not writable \(no write permission\); set paths.cache_dir="):
         load_or_build(tmp_path / "c.pt", lambda: 1)
 
 

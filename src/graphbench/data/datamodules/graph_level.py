@@ -1,10 +1,10 @@
-"""The DataModule every graph-level dataset family derives from."""
+"""The DataModule of graph-level tasks, and the plumbing every level shares: cache, PE, feature norm."""
+
 from __future__ import annotations
 
 import os
-from abc import ABC, abstractmethod
 from pathlib import Path
-from typing import Any
+from typing import Any, ClassVar
 
 import lightning as L
 import torch
@@ -12,35 +12,51 @@ from torch import Tensor
 from torch.utils.data import DataLoader
 from torch_geometric.transforms import BaseTransform
 
+from graphbench.data.io.raw_root import RawRoot
+from graphbench.data.sources.base import Source
 from graphbench.data.store.batching import graph_loader
 from graphbench.data.store.cache import cache_key, load_or_build
 from graphbench.data.store.graph_store import GraphStore
-from graphbench.info import DatasetInfo, FeatureSpec
 from graphbench.errors import ConfigError, DataError
+from graphbench.info import SPLITS, DatasetInfo, Level
 from graphbench.transforms.channelwise import ChannelwiseNorm
 
-SPLITS: tuple[str, ...] = ("train", "val", "test")
 #: input-feature normalizations: ``channelwise`` standardizes every dense node/edge feature channel
 #: with training-split mean and std (the LRGB reassessment, Tönshoff et al. 2023, on superpixels)
 FEATURE_NORMS: tuple[str, ...] = ("none", "channelwise")
 
 
-class GraphDataModule(L.LightningDataModule, ABC):
-    r"""A graph-level dataset with a fixed train/val/test split.
+class GraphLevelDataModule(L.LightningDataModule):
+    r"""Graph-level tasks: many graphs with a fixed train/val/test split of the graphs, in mini-batches.
 
-    Subclasses implement :meth:`build` (raw files -> collated graphs + split indices) and
-    :attr:`info`. The dataset's YAML states its ``task_type``, ``metric`` (and whether higher is
-    better), ``split`` and ``source``. The processed dataset is cached in ``cache_dir`` (atomically, under a lock); a
-    positional-encoding ``pe_transform`` is applied once to every graph and cached beside it, keyed
-    by the transform's ``repr``.
+    The data comes from ``source`` (a :class:`~graphbench.data.sources.base.Source`: raw files ->
+    collated store + split indices); the DataModule owns everything around it:
+
+    - the processed-data cache in ``cache_dir`` (written atomically, under a lock), keyed by the
+      source's class, version and :meth:`~Source.cache_params`;
+    - the raw files under ``data_dir`` (read-only), with missing files downloaded only when
+      ``download`` is true (:class:`~graphbench.data.io.raw_root.RawRoot`);
+    - a positional-encoding ``pe_transform``, applied once to every graph and cached beside the
+      processed data, keyed by the transform's ``repr``;
+    - ``feature_norm``: ``channelwise`` standardizes dense features with training-split statistics;
+    - the loaders (bulk mini-batches of ``batch_size`` graphs).
+
+    :attr:`info` joins the YAML's protocol (``task_type``, ``metric``, ``higher_is_better``) with the
+    source's facts. Facts a source knows without data are available right away; facts it reads from
+    the data (e.g. the number of classes of a TU dataset) only after :meth:`setup`.
+    ``split`` (graph level) and ``provenance`` describe the dataset for people and are not read.
+
+    Node- and link-level DataModules (:mod:`~graphbench.data.datamodules.node_level`,
+    :mod:`~graphbench.data.datamodules.link_level`) derive from this class.
     """
 
-    #: bump when processing changes, so stale caches are never read
-    version: str = "1"
+    #: the task level of the sources this DataModule serves
+    level: ClassVar[Level] = "graph"
 
     def __init__(
         self,
         *,
+        source: Source,
         name: str,
         data_dir: str | os.PathLike,
         cache_dir: str | os.PathLike,
@@ -51,16 +67,27 @@ class GraphDataModule(L.LightningDataModule, ABC):
         higher_is_better: bool,
         pe_transform: BaseTransform | None = None,
         split: str = "official",
-        source: str = "",
+        provenance: str = "",
+        download: bool = False,
         feature_norm: str = "none",
     ) -> None:
         super().__init__()
+        if not isinstance(source, Source):
+            raise ConfigError(f"dataset.source must build a graphbench Source, got {type(source).__name__}")
+        if source.level != self.level:
+            raise ConfigError(
+                f"dataset '{name}': its source {type(source).__name__} is {source.level}-level, but {type(self).__name__} serves "
+                f"{self.level}-level sources; set dataset._target_ to the {source.level}-level DataModule"
+            )
         if not isinstance(batch_size, int) or batch_size < 1:
             raise ConfigError(f"dataset.batch_size must be a positive integer, got {batch_size!r}")
         if not isinstance(num_workers, int) or num_workers < 0:
             raise ConfigError(f"dataset.num_workers must be a non-negative integer, got {num_workers!r}")
+        if feature_norm not in FEATURE_NORMS:
+            raise ConfigError(f"dataset.feature_norm={feature_norm!r} is not one of {list(FEATURE_NORMS)}")
+        self.source = source
         self.name = name
-        self.data_dir = Path(data_dir)
+        self.raw = RawRoot(data_dir, download)
         self.cache_dir = Path(cache_dir)
         self.batch_size = batch_size
         self.num_workers = num_workers
@@ -69,55 +96,52 @@ class GraphDataModule(L.LightningDataModule, ABC):
         self.metric = metric
         self.higher_is_better = higher_is_better
         self.split = split
-        self.source = source
-        if feature_norm not in FEATURE_NORMS:
-            raise ConfigError(f"dataset.feature_norm={feature_norm!r} is not one of {list(FEATURE_NORMS)}")
+        self.provenance = provenance
         self.feature_norm = feature_norm
         self.dataset: GraphStore | None = None
         self.splits: dict[str, Tensor] = {}
 
     @property
-    @abstractmethod
-    def info(self) -> DatasetInfo:
-        """Task type, output size, metric and input feature kinds (see :meth:`make_info`)."""
+    def data_dir(self) -> Path:
+        return self.raw.data_dir
 
-    def make_info(self, num_outputs: int, node_features: FeatureSpec, edge_features: FeatureSpec | None, level: str = "graph") -> DatasetInfo:
-        """The facts the dataset's YAML states (task type, metric) joined with those its class knows."""
+    @property
+    def info(self) -> DatasetInfo:
+        """Task type, output size, metric and input feature kinds. Raises a :class:`DataError` before
+        :meth:`setup` when the source reads its facts from the data."""
+        facts = self.source.facts(self.dataset)
+        if facts is None:
+            raise DataError(
+                f"{self.name}: {type(self.source).__name__} reads its facts (outputs, feature widths) from the data; "
+                "call setup() before reading info"
+            )
         return DatasetInfo(
             name=self.name,
-            level=level,  # type: ignore[arg-type]
+            level=self.level,
             task_type=self.task_type,  # type: ignore[arg-type]
-            num_outputs=num_outputs,
+            num_outputs=facts.num_outputs,
             metric=self.metric,
             higher_is_better=self.higher_is_better,
-            node_features=node_features,
-            edge_features=edge_features,
+            node_features=facts.node_features,
+            edge_features=facts.edge_features,
         )
 
-    @abstractmethod
-    def build(self) -> tuple[GraphStore, dict[str, Tensor]]:
-        """Read raw files (or generate) and return the collated dataset and its split indices."""
-
-    def cache_params(self) -> tuple[Any, ...]:
-        """Everything besides the class and version that determines the processed content."""
-        return (self.name,)
-
-    def expected_num_graphs(self) -> int | None:
-        """How many graphs :meth:`build` produces, where that is known before building (it is
-        printed when a build starts); ``None`` when only the raw files tell."""
-        return None
+    # -- the processed data: built from the source once, cached ----------------------------------
 
     def _build_label(self) -> str:
-        count = self.expected_num_graphs()
+        count = self.source.expected_num_graphs()
         return self.name if count is None else f"{self.name} ({count:,} graphs)"
 
     def _cache_path(self, *extra: object) -> Path:
-        key = cache_key(type(self).__qualname__, self.version, *self.cache_params(), *extra)
+        source = self.source
+        key = cache_key(type(source).__qualname__, source.version, self.name, *source.cache_params(), *extra)
         return self.cache_dir / f"{self.name}-{key}.pt"
 
     def _processed(self) -> dict[str, Any]:
+        self.source.check_raw_files(self.raw)
+
         def build() -> dict[str, Any]:
-            store, splits = self.build()
+            store, splits = self.source.build(self.raw)
             return {"store": store.state(), "splits": splits}
 
         return load_or_build(self._cache_path(), build, self._build_label())
@@ -152,8 +176,10 @@ class GraphDataModule(L.LightningDataModule, ABC):
                 raise DataError(f"{self.name}: split '{split}' missing; found {sorted(self.splits)}")
         if self.feature_norm == "channelwise":
             # statistics of the training split only, applied to every split (a per-row map)
-            norm = ChannelwiseNorm.fit_collated(self.dataset._data, self.dataset.slices, self.splits["train"])
-            self.dataset = GraphStore(norm(self.dataset._data), self.dataset.slices)
+            norm = ChannelwiseNorm.fit_collated(self.dataset.collated, self.dataset.slices, self.splits["train"])
+            self.dataset = GraphStore(norm(self.dataset.collated), self.dataset.slices)
+
+    # -- loaders --------------------------------------------------------------------------------
 
     def split_dataset(self, split: str) -> GraphStore:
         if self.dataset is None:

@@ -6,15 +6,16 @@ official loaders rename it after extraction (e.g. ``molecules/`` -> ``ZINC/raw/`
 its archive and extracting it; either way the final check is :func:`raw_files.ensure_raw_files`,
 whose error names every missing file.
 """
+
 from __future__ import annotations
 
 import os
 import shutil
 import tempfile
 import zipfile
+from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path, PurePosixPath
-from typing import Sequence
 
 from graphbench.data.io.raw_files import (
     RawFile,
@@ -50,7 +51,7 @@ def extract_archive(zip_path: Path, archive: Archive, data_dir: Path) -> list[Pa
         for info in zf.infolist():
             if info.is_dir() or not info.filename.startswith(archive.member_prefix):
                 continue
-            rel = info.filename[len(archive.member_prefix):]
+            rel = info.filename[len(archive.member_prefix) :]
             dest = (target / rel).resolve()
             if not dest.is_relative_to(target):
                 raise DataError(f"{zip_path}: member {info.filename!r} would be written outside {target}")
@@ -113,11 +114,15 @@ def ensure_raw_files_from_archives(
         text = str(exc)
         if covering:
             text += "\nThe missing files are published in the official archive(s):\n" + "\n".join(
-                f"  - {a.url} (unzip " + (f"its '{a.member_prefix}' folder" if a.member_prefix else "it") + f" into {data_dir / a.target_dir})"
+                f"  - {a.url} (unzip "
+                + (f"its '{a.member_prefix}' folder" if a.member_prefix else "it")
+                + f" into {data_dir / a.target_dir})"
                 for a in covering
             )
             if not download:
-                text += "\nWith dataset.download=true, they would be downloaded and unzipped there (the data root must be writable)."
+                text += (
+                    "\nWith dataset.download=true, they would be downloaded and unzipped there (the data root must be writable)."
+                )
             elif not data_root_writable(data_dir):
                 text += f"\ndataset.download=true cannot fetch them: the data root {data_dir.resolve()} is not writable."
         if failures:

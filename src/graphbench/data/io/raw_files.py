@@ -1,16 +1,16 @@
-"""Reading official raw files from a read-only data root: checksums, safe unpickling, opt-in downloads."""
+"""Official raw files under a read-only data root: where they must be, their checksums, opt-in downloads.
+
+This is the only module that downloads (:func:`ensure_raw_files`, also for the archives of
+:mod:`~graphbench.data.io.archives`); sources reach it through :class:`~graphbench.data.io.raw_root.RawRoot`.
+"""
+
 from __future__ import annotations
 
 import hashlib
-import io
 import os
-import pickle
 import urllib.request
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
-
-import numpy as np
 
 from graphbench.errors import ConfigError, DataError
 
@@ -78,9 +78,7 @@ def data_root_writable(data_dir: Path) -> bool:
     return False
 
 
-def ensure_raw_files(
-    data_dir: Path, files: list[RawFile], dataset: str, download: bool, timeout_s: float = 10.0
-) -> list[Path]:
+def ensure_raw_files(data_dir: Path, files: list[RawFile], dataset: str, download: bool, timeout_s: float = 10.0) -> list[Path]:
     """Locate (and verify) the raw files of ``dataset`` under ``data_dir``.
 
     Raw data is only read from ``data_dir``, except that with ``download`` true (the YAMLs' default
@@ -124,40 +122,3 @@ def ensure_raw_files(
         if f.md5 is not None:
             verify_md5(p, f.md5)
     return paths
-
-
-class _NumpyOnlyUnpickler(pickle.Unpickler):
-    """Unpickler that refuses every global except what numpy arrays and plain containers need."""
-
-    _ALLOWED = {
-        ("numpy", "ndarray"),
-        ("numpy", "dtype"),
-        ("numpy.core.multiarray", "_reconstruct"),
-        ("numpy._core.multiarray", "_reconstruct"),
-        ("numpy.core.multiarray", "scalar"),
-        ("numpy._core.multiarray", "scalar"),
-        ("numpy.core.numeric", "_frombuffer"),  # arrays pickled with protocol 5
-        ("numpy._core.numeric", "_frombuffer"),
-        ("collections", "OrderedDict"),
-    }
-
-    def find_class(self, module: str, name: str) -> Any:
-        if (module, name) in self._ALLOWED:
-            return super().find_class(module, name)
-        raise pickle.UnpicklingError(f"refusing to unpickle {module}.{name}: only numpy arrays are allowed")
-
-
-def load_numpy_pickle(path: Path) -> Any:
-    """Unpickle a file that may only hold numpy arrays in dicts/lists (never a bare pickle.load)."""
-    data = Path(path).read_bytes()
-    try:
-        return _NumpyOnlyUnpickler(io.BytesIO(data)).load()
-    except pickle.UnpicklingError as exc:
-        raise DataError(f"{path}: {exc}") from exc
-
-
-def as_index_array(value: Any, name: str) -> np.ndarray:
-    array = np.asarray(value)
-    if array.ndim != 1 or not np.issubdtype(array.dtype, np.integer):
-        raise DataError(f"split '{name}' must be a 1-D integer array, got shape {array.shape} dtype {array.dtype}")
-    return array.astype(np.int64)

@@ -1,0 +1,1 @@
+"""Dataset sources, one module per family, grouped by task level; see :mod:`graphbench.data.sources.base`."""

@@ -7,13 +7,15 @@ molecules at once, each raw value is mapped to its OGB index through a memo fill
 (:func:`ogb.utils.features.safe_index`), and chunks are spread over processes. The graphs are
 identical to calling ``smiles2graph`` serially (``tests/benchmarks/test_preprocess_equivalence.py``).
 """
+
 from __future__ import annotations
 
 import gc
 import multiprocessing as mp
 import os
+from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
-from typing import Any, Callable, Iterator, NamedTuple, Sequence
+from typing import Any, NamedTuple
 
 import numpy as np
 import torch
@@ -22,7 +24,7 @@ from rdkit import Chem
 from torch import Tensor
 from torch_geometric.data import Data
 
-from graphbench.data.store.graph_store import collate_flat
+from graphbench.data.store.collate import collate_concatenated
 from graphbench.errors import DataError
 
 
@@ -153,13 +155,13 @@ def featurize_smiles(smiles: Sequence[str], y: Tensor, num_workers: int | None =
     edge_index = np.empty((2, 2 * len(bonds)), dtype=np.int64)
     edge_index[:, 0::2] = bonds[:, :2].T  # (i, j)
     edge_index[:, 1::2] = bonds[:, 1::-1].T  # (j, i)
-    return collate_flat(
-        x=torch.from_numpy(np.concatenate([p.atom_feat for p in parts])),
-        edge_index=torch.from_numpy(edge_index),
-        edge_attr=torch.from_numpy(np.repeat(bonds[:, 2:], 2, axis=0)),
+    return collate_concatenated(
         num_nodes=torch.from_numpy(np.concatenate([p.num_atoms for p in parts])),
         num_edges=torch.from_numpy(2 * np.concatenate([p.num_bonds for p in parts])),
-        y=y,
+        edge_index=torch.from_numpy(edge_index),
+        node={"x": torch.from_numpy(np.concatenate([p.atom_feat for p in parts]))},
+        edge={"edge_attr": torch.from_numpy(np.repeat(bonds[:, 2:], 2, axis=0))},
+        graph={"y": y},
     )
 
 

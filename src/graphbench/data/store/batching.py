@@ -7,15 +7,18 @@ one ``index_select`` per attribute: :func:`gather_batch` builds, from the row ra
 graphs, exactly the ``Batch`` that ``Batch.from_data_list`` returns (same attributes, ``batch`` and
 ``ptr`` vectors, ``_slice_dict`` and ``_inc_dict``, so ``batch.get_example(i)`` works).
 """
+
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Sequence
+from typing import TYPE_CHECKING
 
 import torch
 from torch import Tensor
 from torch.utils.data import DataLoader
 from torch_geometric.data import Batch, Data
+from torch_geometric.utils import cumsum
 
 if TYPE_CHECKING:
     from graphbench.data.store.graph_store import GraphStore
@@ -36,30 +39,26 @@ def batching_plan(data: Data, slices: dict[str, Tensor]) -> list[Column] | None:
     correctly: a ``Data`` subclass (it may override ``__inc__``/``__cat_dim__``), explicit node
     counts, no ``x`` to count nodes by, non-tensor, sparse or stacked attributes, or a key PyG
     increments by something other than the node count (names containing ``batch``)."""
-    if type(data) is not Data or hasattr(data._store, "_num_nodes") or "x" not in slices:
+    if type(data) is not Data or "num_nodes" in data or "x" not in slices:
         return None
+    store = data.stores[0]
     columns = []
     for key in slices:
-        value = data._store.get(key)
+        value = data.get(key)
         if value is None:
             continue
         if type(value) is not Tensor or value.is_sparse or value.dim() == 0 or "batch" in key:
             return None
-        dim = data.__cat_dim__(key, value, data._store)
+        dim = data.__cat_dim__(key, value, store)
         if dim is None:
             return None
         columns.append(Column(key, int(dim), "index" in key or key == "face"))
     return columns if any(c.key == "x" and c.dim == 0 for c in columns) else None
 
 
-def exclusive_cumsum(counts: Tensor) -> Tensor:
-    """``[0, c_0, c_0 + c_1, ..., sum(c)]`` (length ``len(counts) + 1``), PyG's ``cumsum``."""
-    return torch.cat([counts.new_zeros(1), counts.cumsum(0)])
-
-
 def concatenated_ranges(starts: Tensor, counts: Tensor) -> Tensor:
     """``cat([arange(s, s + c) for s, c in zip(starts, counts)])`` without a Python loop."""
-    offsets = exclusive_cumsum(counts)
+    offsets = cumsum(counts)
     return torch.arange(int(offsets[-1]), dtype=torch.long) + torch.repeat_interleave(starts - offsets[:-1], counts)
 
 
@@ -68,7 +67,7 @@ def gather_batch(data: Data, slices: dict[str, Tensor], columns: Sequence[Column
     ``slices[key][i]:slices[key][i + 1]`` of every attribute, plus ``idx = i``."""
     num_graphs = ids.numel()
     node_counts = slices["x"][ids + 1] - slices["x"][ids]
-    node_offsets = exclusive_cumsum(node_counts)
+    node_offsets = cumsum(node_counts)
     zeros = torch.zeros(num_graphs, dtype=torch.long)
     out = Batch(_base_cls=Data)
     slice_dict: dict[str, Tensor] = {}
@@ -82,10 +81,12 @@ def gather_batch(data: Data, slices: dict[str, Tensor], columns: Sequence[Column
             shape[column.dim] = -1
             value = value + torch.repeat_interleave(node_offsets[:-1], counts).view(shape)
         out[column.key] = value
-        slice_dict[column.key] = exclusive_cumsum(counts)
+        slice_dict[column.key] = cumsum(counts)
     out.idx = ids.clone()
     slice_dict["idx"], inc_dict["idx"] = torch.arange(num_graphs + 1), zeros
     out.batch = torch.repeat_interleave(torch.arange(num_graphs), node_counts)
+    # the bookkeeping ``Batch.from_data_list`` writes (PyG has no public constructor for it), so that
+    # ``get_example``/``index_select`` on the batch work as on PyG's own batches
     out.ptr = node_offsets
     out._num_graphs = num_graphs
     out._slice_dict = slice_dict

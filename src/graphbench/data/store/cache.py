@@ -15,6 +15,7 @@ Robustness rules (a cache is derived data: it can always be rebuilt, but is neve
   file a user writes, so a cache directory shared by a group stays usable by the group.
 - A cache directory that cannot be created or written is a :class:`ConfigError` naming the fix.
 """
+
 from __future__ import annotations
 
 import hashlib
@@ -215,7 +216,7 @@ def load_or_build(path: Path, build: Callable[[], T], label: str | None = None) 
             return _load(path)
         except (ConfigError, MemoryError):
             raise
-        except Exception as exc:  # noqa: BLE001 -- any unreadable file; decided (and reported) under the lock
+        except Exception as exc:
             log.debug("cache file %s not loaded without the lock (%s)", path, _first_line(exc))
     require_writable_dir(path.parent)
     try:
@@ -229,9 +230,11 @@ def load_or_build(path: Path, build: Callable[[], T], label: str | None = None) 
                 return _load(path)
             except (ConfigError, MemoryError):
                 raise
-            except Exception as exc:  # noqa: BLE001 -- whatever makes a cache file unreadable, it is rebuilt
+            except Exception as exc:
                 moved = _move_aside(path)
-                log.warning("cache file %s cannot be read (%s); moved it to %s and rebuilding it", path, _first_line(exc), moved.name)
+                log.warning(
+                    "cache file %s cannot be read (%s); moved it to %s and rebuilding it", path, _first_line(exc), moved.name
+                )
         log.info("processing %s: building the processed cache %s ...", label or path.stem, path)
         start = time.perf_counter()
         obj = build()

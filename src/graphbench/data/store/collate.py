@@ -1,22 +1,27 @@
-"""Bulk collation of per-graph tensors of any dtype into one ``(data, slices)`` pair.
+"""Collating a dataset in bulk into the ``(data, slices)`` pair a :class:`GraphStore` holds.
 
-:func:`graph_store.collate_arrays` covers long-typed molecule features; datasets with float
-features (superpixels, TU attributes), node-level targets or extra per-node attributes (masks) use
-these functions. Both keep PyG's in-memory convention: ``edge_index`` holds graph-local node ids.
+The one API a source uses to turn what it read into a store:
+
+- :func:`collate`: per-graph tensors (``edge_index[i]``, ``node[key][i]``, ...), any dtype.
+- :func:`collate_concatenated`: the same, already concatenated over graphs (plus per-graph counts).
+- :meth:`GraphStore.from_list <graphbench.data.store.graph_store.GraphStore.from_list>`: a list of
+  ``Data`` objects, through PyG's own collate, for attributes that are neither per node, per edge nor
+  per graph (e.g. labelled node pairs ``edge_label_index``).
+
+Both functions keep PyG's in-memory convention: ``edge_index`` holds graph-local node ids (they are
+offset only when a mini-batch is formed), and build no ``Data`` object per graph.
 """
+
 from __future__ import annotations
 
-from typing import Mapping, Sequence
+from collections.abc import Mapping, Sequence
 
 import torch
 from torch import Tensor
 from torch_geometric.data import Data
+from torch_geometric.utils import cumsum, index_to_mask
 
 from graphbench.errors import DataError
-
-
-def _ptr(counts: Tensor) -> Tensor:
-    return torch.cat([counts.new_zeros(1), counts.cumsum(0)])
 
 
 def collate_concatenated(
@@ -31,12 +36,13 @@ def collate_concatenated(
 
     ``num_nodes``/``num_edges``: [G] counts. ``edge_index``: [2, E] graph-local ids, edges grouped by
     graph in graph order. ``node``: attributes with ``num_nodes.sum()`` rows (at least one, e.g.
-    ``x``); ``edge``: attributes with ``E`` rows; ``graph``: attributes with ``G`` rows (e.g. ``y``).
+    ``x``; node-level targets ``y`` go here too); ``edge``: attributes with ``E`` rows; ``graph``:
+    attributes with ``G`` rows (e.g. graph-level ``y``).
     """
     if not node:
         raise ValueError("collate_concatenated needs at least one node attribute (e.g. x) to know the graph sizes")
     num_nodes, num_edges = num_nodes.long(), num_edges.long()
-    node_ptr, edge_ptr = _ptr(num_nodes), _ptr(num_edges)
+    node_ptr, edge_ptr = cumsum(num_nodes), cumsum(num_edges)
     data = Data(edge_index=edge_index.long())
     slices: dict[str, Tensor] = {"edge_index": edge_ptr}
     for key, value in node.items():
@@ -54,7 +60,7 @@ def collate_concatenated(
     return data, slices
 
 
-def collate_graph_list(
+def collate(
     edge_index: Sequence[Tensor],
     node: Mapping[str, Sequence[Tensor]],
     edge: Mapping[str, Sequence[Tensor]] | None = None,
@@ -76,15 +82,10 @@ def collate_graph_list(
     )
 
 
-def node_level_split_attributes(num_nodes: Tensor, split_of_graph: Mapping[str, Tensor]) -> dict[str, Tensor]:
-    """Per-node ``{split}_mask`` (True on every node of the split's graphs) and ``n_id`` (the node's
-    position in the whole dataset), for node-level tasks on many graphs: the task module selects the
-    outputs of ``split`` with ``batch[f"{split}_mask"]`` and aligns predictions by ``n_id``."""
+def node_split_masks(num_nodes: Tensor, split_of_graph: Mapping[str, Tensor]) -> dict[str, Tensor]:
+    """Per-node ``{split}_mask`` for a dataset of many graphs split by graph: True on every node of
+    the split's graphs. ``num_nodes``: [G] node counts; ``split_of_graph``: the graph indices of each split."""
     graph_of_node = torch.repeat_interleave(torch.arange(num_nodes.numel()), num_nodes)
-    attrs: dict[str, Tensor] = {}
-    for split, graphs in split_of_graph.items():
-        in_split = torch.zeros(num_nodes.numel(), dtype=torch.bool)
-        in_split[graphs] = True
-        attrs[f"{split}_mask"] = in_split[graph_of_node]
-    attrs["n_id"] = torch.arange(int(num_nodes.sum()))
-    return attrs
+    return {
+        f"{split}_mask": index_to_mask(graphs, size=num_nodes.numel())[graph_of_node] for split, graphs in split_of_graph.items()
+    }

@@ -1,4 +1,5 @@
 """The loader of full-batch (transductive) training: one graph, collated once, every epoch."""
+
 from __future__ import annotations
 
 from torch.utils.data import DataLoader

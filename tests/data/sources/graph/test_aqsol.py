@@ -1,4 +1,5 @@
 """AQSOL on a fixture in PyG's raw layout (pickles of (x, edge_attr, edge_index, y) numpy tuples)."""
+
 from __future__ import annotations
 
 import pickle
@@ -9,7 +10,8 @@ import numpy as np
 import pytest
 import torch
 
-from graphbench.data.sources.graph.aqsol import AQSOLDataModule
+from graphbench.data.datamodules import GraphLevelDataModule
+from graphbench.data.sources.graph.aqsol import AQSOL
 from graphbench.errors import DataError
 
 
@@ -36,9 +38,18 @@ def write_aqsol(root: Path) -> None:
         (raw / f"{extra}.pickle").write_bytes(pickle.dumps({}))
 
 
-def datamodule(root: Path, cache: Path) -> AQSOLDataModule:
-    return AQSOLDataModule(name="aqsol", download=False, data_dir=root, cache_dir=cache, batch_size=4,
-                           task_type="regression", metric="mae", higher_is_better=False)
+def datamodule(root: Path, cache: Path) -> GraphLevelDataModule:
+    return GraphLevelDataModule(
+        source=AQSOL(),
+        name="aqsol",
+        download=False,
+        data_dir=root,
+        cache_dir=cache,
+        batch_size=4,
+        task_type="regression",
+        metric="mae",
+        higher_is_better=False,
+    )
 
 
 def test_reads_official_layout_like_pyg(tmp_path: Path) -> None:

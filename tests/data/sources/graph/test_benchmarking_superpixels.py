@@ -1,4 +1,5 @@
 """MNIST / CIFAR10 superpixels on fixtures in PyG's GNNBenchmarkDataset raw layout (<NAME>/raw/<NAME>_v2.pt)."""
+
 from __future__ import annotations
 
 import pickle
@@ -8,15 +9,21 @@ from pathlib import Path
 import pytest
 import torch
 
-from graphbench.data.sources.graph.benchmarking_superpixels import SuperpixelsDataModule
+from graphbench.data.datamodules import GraphLevelDataModule
+from graphbench.data.sources.graph.benchmarking_superpixels import BenchmarkingSuperpixels
 from graphbench.errors import ConfigError, DataError
 
 
 def make_graph(gen: torch.Generator, n: int, channels: int, label: int) -> dict:
     src = torch.arange(n).repeat_interleave(2)
     dst = (src + torch.tensor([1, 2]).repeat(n)) % n
-    return {"x": torch.rand(n, channels, generator=gen), "pos": torch.rand(n, 2, generator=gen),
-            "edge_index": torch.stack([src, dst]), "edge_attr": torch.rand(2 * n, generator=gen), "y": torch.tensor([label])}
+    return {
+        "x": torch.rand(n, channels, generator=gen),
+        "pos": torch.rand(n, 2, generator=gen),
+        "edge_index": torch.stack([src, dst]),
+        "edge_attr": torch.rand(2 * n, generator=gen),
+        "y": torch.tensor([label]),
+    }
 
 
 def write_superpixels(root: Path, name: str, channels: int) -> None:
@@ -27,9 +34,18 @@ def write_superpixels(root: Path, name: str, channels: int) -> None:
     torch.save(splits, raw / f"{name}_v2.pt")
 
 
-def datamodule(root: Path, cache: Path, name: str) -> SuperpixelsDataModule:
-    return SuperpixelsDataModule(name=name.lower(), superpixel_name=name, download=False, data_dir=root, cache_dir=cache,
-                                 batch_size=4, task_type="multiclass", metric="accuracy", higher_is_better=True)
+def datamodule(root: Path, cache: Path, name: str) -> GraphLevelDataModule:
+    return GraphLevelDataModule(
+        source=BenchmarkingSuperpixels(superpixel_name=name),
+        name=name.lower(),
+        download=False,
+        data_dir=root,
+        cache_dir=cache,
+        batch_size=4,
+        task_type="multiclass",
+        metric="accuracy",
+        higher_is_better=True,
+    )
 
 
 @pytest.mark.parametrize(("name", "channels"), [("MNIST", 1), ("CIFAR10", 3)])

@@ -1,4 +1,5 @@
 """CSL: the generated graphs (exact structure), determinism, and the 5-fold index files."""
+
 from __future__ import annotations
 
 from pathlib import Path
@@ -7,7 +8,8 @@ import numpy as np
 import pytest
 import torch
 
-from graphbench.data.sources.graph.csl import CSL_SKIPS, CSLDataModule, csl_edge_index, generate_csl
+from graphbench.data.datamodules import GraphLevelDataModule
+from graphbench.data.sources.graph.csl import CSL, CSL_SKIPS, csl_edge_index, generate_csl
 from graphbench.errors import ConfigError, DataError
 from tests.conftest import real_data_root
 
@@ -22,7 +24,7 @@ def test_csl_graph_is_a_cycle_with_skip_links() -> None:
 def test_generated_classes_are_permuted_copies() -> None:
     graphs, y = generate_csl(41, CSL_SKIPS, 15, seed=0)
     assert len(graphs) == 150 and y.tolist() == [c for c in range(10) for _ in range(15)]
-    for g, cls in zip(graphs, y.tolist()):
+    for g, _cls in zip(graphs, y.tolist()):
         degree = torch.bincount(g[0], minlength=41)
         assert torch.all(degree == 4)
     # same class: isomorphic but (almost surely) differently labelled
@@ -45,10 +47,18 @@ def write_folds(root: Path) -> None:
         (folder / f"CSL_{split}.index").write_text("".join(",".join(map(str, f)) + "\n" for f in folds))
 
 
-def datamodule(root: Path, cache: Path, **kwargs: object) -> CSLDataModule:
-    options = {"name": "csl", "download": False, "data_dir": root, "cache_dir": cache, "batch_size": 5,
-               "task_type": "multiclass", "metric": "accuracy", "higher_is_better": True, **kwargs}
-    return CSLDataModule(**options)  # type: ignore[arg-type]
+def datamodule(root: Path, cache: Path, **source_args: object) -> GraphLevelDataModule:
+    return GraphLevelDataModule(
+        source=CSL(**source_args),
+        name="csl",
+        download=False,
+        data_dir=root,
+        cache_dir=cache,  # type: ignore[arg-type]
+        batch_size=5,
+        task_type="multiclass",
+        metric="accuracy",
+        higher_is_better=True,
+    )
 
 
 def test_datamodule_uses_the_fold(tmp_path: Path) -> None:
@@ -56,7 +66,7 @@ def test_datamodule_uses_the_fold(tmp_path: Path) -> None:
     dm = datamodule(tmp_path / "data", tmp_path / "cache", split_index=4)
     dm.setup()
     assert [len(dm.splits[s]) for s in ("train", "val", "test")] == [90, 30, 30]
-    assert torch.bincount(dm.dataset._data.y[dm.splits["test"]]).tolist() == [3] * 10
+    assert torch.bincount(dm.dataset.collated.y[dm.splits["test"]]).tolist() == [3] * 10
     assert dm.info.num_outputs == 10 and dm.info.node_features.kind == "constant"
     batch = next(iter(dm.train_dataloader()))
     assert batch.num_graphs == 5 and batch.x.shape == (205, 1)
@@ -77,4 +87,4 @@ def test_real_csl_folds_are_stratified_by_class(tmp_path: Path) -> None:
         dm = datamodule(root, tmp_path, split_index=k)
         dm.setup()
         for split, per_class in (("train", 9), ("val", 3), ("test", 3)):
-            assert torch.bincount(dm.dataset._data.y[dm.splits[split]]).tolist() == [per_class] * 10
+            assert torch.bincount(dm.dataset.collated.y[dm.splits[split]]).tolist() == [per_class] * 10

@@ -6,7 +6,8 @@ import numpy as np
 import pytest
 import torch
 
-from graphbench.data.sources.graph.cycles import CyclesDataModule, generate_cycles, tree_graph, unicyclic_graph
+from graphbench.data.datamodules import GraphLevelDataModule
+from graphbench.data.sources.graph.cycles import Cycles, generate_cycles, tree_graph, unicyclic_graph
 from graphbench.errors import ConfigError
 
 
@@ -61,11 +62,19 @@ def test_hard_variant_negatives_hold_another_cycle_length() -> None:
         assert lengths == [6] if label == 1 else lengths[0] in (4, 5)
 
 
-def make_dm(tmp_path: Path, **overrides: object) -> CyclesDataModule:
-    kwargs = dict(name="cycles", data_dir=tmp_path / "data", cache_dir=tmp_path / "cache", batch_size=8, task_type="binary",
-                  metric="accuracy", higher_is_better=True, num_train=20, num_val=6, num_test=6, min_nodes=8, max_nodes=12)
-    kwargs.update(overrides)
-    return CyclesDataModule(**kwargs)  # type: ignore[arg-type]
+def make_dm(tmp_path: Path, batch_size: int = 8, **overrides: object) -> GraphLevelDataModule:
+    source_args = dict(num_train=20, num_val=6, num_test=6, min_nodes=8, max_nodes=12)
+    source_args.update(overrides)
+    return GraphLevelDataModule(
+        source=Cycles(**source_args),
+        name="cycles",
+        data_dir=tmp_path / "data",
+        cache_dir=tmp_path / "cache",  # type: ignore[arg-type]
+        batch_size=batch_size,
+        task_type="binary",
+        metric="accuracy",
+        higher_is_better=True,
+    )
 
 
 def test_datamodule_splits_cache_and_indices(tmp_path: Path) -> None:

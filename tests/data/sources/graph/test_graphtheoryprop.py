@@ -1,4 +1,5 @@
 """GraphTheoryProp: targets on graphs whose answers are known, generators, determinism, normalization."""
+
 from __future__ import annotations
 
 import math
@@ -8,6 +9,7 @@ import numpy as np
 import pytest
 import torch
 
+from graphbench.data.datamodules import GraphLevelDataModule
 from graphbench.data.sources.graph import graphtheoryprop as gtp
 from graphbench.errors import ConfigError
 
@@ -50,11 +52,21 @@ def test_generated_graphs_have_no_isolated_node() -> None:
         assert adj.sum(axis=0).min() > 0 and np.array_equal(adj, adj.T)
 
 
-def datamodule(cache: Path, seed: int = 0) -> gtp.GraphTheoryPropDataModule:
-    return gtp.GraphTheoryPropDataModule(
-        name="graphtheoryprop", nodes={"train": [15, 16], "val": [15, 15], "test": [17, 17]},
-        graphs_per_size={"train": 8, "val": 4, "test": 4}, generation_seed=seed, data_dir=cache, cache_dir=cache,
-        batch_size=8, task_type="regression", metric="log_mse", higher_is_better=False,
+def datamodule(cache: Path, seed: int = 0) -> GraphLevelDataModule:
+    source = gtp.GraphTheoryProp(
+        nodes={"train": [15, 16], "val": [15, 15], "test": [17, 17]},
+        graphs_per_size={"train": 8, "val": 4, "test": 4},
+        generation_seed=seed,
+    )
+    return GraphLevelDataModule(
+        source=source,
+        name="graphtheoryprop",
+        data_dir=cache,
+        cache_dir=cache,
+        batch_size=8,
+        task_type="regression",
+        metric="log_mse",
+        higher_is_better=False,
     )
 
 
@@ -62,21 +74,21 @@ def test_datamodule_is_deterministic_and_normalized(tmp_path: Path) -> None:
     dm = datamodule(tmp_path / "a")
     dm.setup()
     assert [len(dm.splits[s]) for s in ("train", "val", "test")] == [16, 4, 4]
-    data = dm.dataset._data
+    data = dm.dataset.collated
     assert torch.allclose(data.y[dm.splits["train"]].max(dim=0).values, torch.ones(3))  # divided by the train maximum
     test_graph = dm.dataset[int(dm.splits["test"][0])]
     assert test_graph.num_nodes == 17 and test_graph.x.shape == (17, 2) and test_graph.x[:, 0].sum() == 1
     other = datamodule(tmp_path / "b")
     other.setup()
-    assert torch.equal(other.dataset._data.edge_index, data.edge_index) and torch.equal(other.dataset._data.y, data.y)
+    assert torch.equal(other.dataset.collated.edge_index, data.edge_index) and torch.equal(other.dataset.collated.y, data.y)
     changed = datamodule(tmp_path / "c", seed=1)
     changed.setup()
-    assert not torch.equal(changed.dataset._data.y, data.y)
+    assert not torch.equal(changed.dataset.collated.y, data.y)
     assert dm.info.num_outputs == 3 and dm.info.node_features.dim == 2
 
 
 def test_bad_sizes_are_a_config_error(tmp_path: Path) -> None:
-    with pytest.raises(ConfigError, match="dataset.nodes.val"):
-        gtp.GraphTheoryPropDataModule(name="g", nodes={"train": [15, 16], "val": [15], "test": [15, 15]},
-                                      graphs_per_size={"train": 1, "val": 1, "test": 1}, data_dir=tmp_path, cache_dir=tmp_path,
-                                      batch_size=8, task_type="regression", metric="log_mse", higher_is_better=False)
+    with pytest.raises(ConfigError, match=r"dataset.nodes.val"):
+        gtp.GraphTheoryProp(
+            nodes={"train": [15, 16], "val": [15], "test": [15, 15]}, graphs_per_size={"train": 1, "val": 1, "test": 1}
+        )

@@ -1,4 +1,5 @@
 """ogbg-molhiv / ogbg-molpcba on fixtures in OGB's raw layout (mapping/mol.csv.gz + split/scaffold/*.csv.gz)."""
+
 from __future__ import annotations
 
 import gzip
@@ -10,7 +11,8 @@ import pytest
 import torch
 from ogb.utils import smiles2graph
 
-from graphbench.data.sources.graph.ogbg import OGBGraphDataModule
+from graphbench.data.datamodules import GraphLevelDataModule
+from graphbench.data.sources.graph.ogbg import OGBGraphProperty
 from graphbench.errors import ConfigError, DataError
 
 SMILES = ["CCO", "c1ccccc1", "CC(=O)O", "N#N", "OCC(O)CO"]
@@ -29,9 +31,18 @@ def write_ogb(root: Path, folder: str, tasks: list[str], rows: list[list[str]], 
             handle.write("".join(f"{i}\n" for i in idx))
 
 
-def datamodule(root: Path, cache: Path, ogb_name: str) -> OGBGraphDataModule:
-    return OGBGraphDataModule(name=ogb_name, ogb_name=ogb_name, download=False, featurize_workers=1, data_dir=root, cache_dir=cache,
-                              batch_size=2, task_type="binary", metric="rocauc", higher_is_better=True)
+def datamodule(root: Path, cache: Path, ogb_name: str) -> GraphLevelDataModule:
+    return GraphLevelDataModule(
+        source=OGBGraphProperty(ogb_name=ogb_name, featurize_workers=1),
+        name=ogb_name,
+        download=False,
+        data_dir=root,
+        cache_dir=cache,
+        batch_size=2,
+        task_type="binary",
+        metric="rocauc",
+        higher_is_better=True,
+    )
 
 
 SPLITS = {"train": [4, 0, 2], "valid": [1], "test": [3]}
@@ -42,7 +53,7 @@ def test_molhiv_layout(tmp_path: Path) -> None:
     dm = datamodule(tmp_path / "data", tmp_path / "cache", "ogbg-molhiv")
     dm.setup()
     assert dm.splits["train"].tolist() == [4, 0, 2] and dm.splits["val"].tolist() == [1] and dm.splits["test"].tolist() == [3]
-    assert dm.dataset._data.y.view(-1).tolist() == [0, 1, 0, 1, 0]
+    assert dm.dataset.collated.y.view(-1).tolist() == [0, 1, 0, 1, 0]
     for i, s in enumerate(SMILES):
         ref = smiles2graph(s)
         graph = dm.dataset[i]
@@ -57,7 +68,7 @@ def test_molpcba_missing_labels_are_nan(tmp_path: Path) -> None:
     write_ogb(tmp_path / "data", "ogbg_molpcba", tasks, rows, SPLITS)
     dm = datamodule(tmp_path / "data", tmp_path / "cache", "ogbg-molpcba")
     dm.setup()
-    y = dm.dataset._data.y
+    y = dm.dataset.collated.y
     assert y.shape == (5, 128) and dm.info.num_outputs == 128
     assert math.isnan(y[0, 0]) and y[1, 1] == 1.0 and y[1, 0] == 0.0
     assert torch.isnan(y).sum() == sum(r.count("") for r in rows)

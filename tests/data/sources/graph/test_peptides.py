@@ -1,4 +1,5 @@
 """Peptides-func: the official raw format on a fixture, and the real files when present."""
+
 from __future__ import annotations
 
 import gzip
@@ -10,8 +11,9 @@ import pytest
 import torch
 from ogb.utils import smiles2graph
 
+from graphbench.data.datamodules import GraphLevelDataModule
+from graphbench.data.sources.graph.peptides import PeptidesFunc, read_peptides_csv, read_split
 from graphbench.data.sources.molecules import featurize_smiles
-from graphbench.data.sources.graph.peptides import PeptidesFuncDataModule, read_peptides_csv, read_split
 from graphbench.errors import DataError
 from tests.conftest import real_data_root
 
@@ -58,12 +60,27 @@ def test_split_must_index_inside_the_dataset(tmp_path: Path) -> None:
 @pytest.mark.real_data
 def test_real_peptides_func(shared_cache_dir: Path) -> None:
     root = real_data_root()
-    dm = PeptidesFuncDataModule(name="peptides-func", data_dir=root, cache_dir=shared_cache_dir, batch_size=64, task_type="multilabel",
-                                metric="ap", higher_is_better=True, download=False)
+    dm = GraphLevelDataModule(
+        source=PeptidesFunc(),
+        name="peptides-func",
+        data_dir=root,
+        cache_dir=shared_cache_dir,
+        batch_size=64,
+        task_type="multilabel",
+        metric="ap",
+        higher_is_better=True,
+        download=False,
+    )
     dm.setup()
     assert len(dm.dataset) == 15535
     assert [len(dm.splits[s]) for s in ("train", "val", "test")] == [10873, 2331, 2331]
     graph = dm.dataset[0]
     assert graph.x.shape[1] == 9 and graph.edge_attr.shape[1] == 3 and graph.y.shape == (1, 10)
-    assert torch.equal(graph.x, torch.from_numpy(smiles2graph(read_peptides_csv(
-        root / "peptides-functional/raw/peptide_multi_class_dataset.csv.gz", "labels")[0][0])["node_feat"]))
+    assert torch.equal(
+        graph.x,
+        torch.from_numpy(
+            smiles2graph(read_peptides_csv(root / "peptides-functional/raw/peptide_multi_class_dataset.csv.gz", "labels")[0][0])[
+                "node_feat"
+            ]
+        ),
+    )

@@ -1,4 +1,5 @@
 """Peptides-struct on a fixture in the LRGB raw layout (csv.gz with target columns + split pickle)."""
+
 from __future__ import annotations
 
 import gzip
@@ -9,9 +10,10 @@ import numpy as np
 import pytest
 import torch
 
-from graphbench.data.sources.graph import peptides
-from graphbench.data.sources.graph.peptides import PEPTIDES_STRUCT_TARGETS, PeptidesStructDataModule
+from graphbench.data.datamodules import GraphLevelDataModule
 from graphbench.data.io.raw_files import RawFile, md5sum
+from graphbench.data.sources.graph import peptides
+from graphbench.data.sources.graph.peptides import PEPTIDES_STRUCT_TARGETS, PeptidesStruct
 from graphbench.errors import DataError
 
 SMILES = ["CC(=O)N[C@@H](C)C(=O)O", "NCC(=O)NCC(=O)O", "c1ccccc1O", "CCN", "OCCO"]
@@ -31,9 +33,18 @@ def write_fixture(root: Path) -> np.ndarray:
     return values
 
 
-def datamodule(root: Path, cache: Path, **kwargs: object) -> PeptidesStructDataModule:
-    return PeptidesStructDataModule(name="peptides-struct", download=False, featurize_workers=1, data_dir=root, cache_dir=cache,
-                                    batch_size=2, task_type="regression", metric="mae", higher_is_better=False, **kwargs)
+def datamodule(root: Path, cache: Path, **source_args: object) -> GraphLevelDataModule:
+    return GraphLevelDataModule(
+        source=PeptidesStruct(featurize_workers=1, **source_args),
+        name="peptides-struct",
+        download=False,  # type: ignore[arg-type]
+        data_dir=root,
+        cache_dir=cache,
+        batch_size=2,
+        task_type="regression",
+        metric="mae",
+        higher_is_better=False,
+    )
 
 
 def fixture_checksums(monkeypatch: pytest.MonkeyPatch, root: Path) -> None:
@@ -46,14 +57,14 @@ def test_reads_targets_standardized_with_the_official_split(tmp_path: Path, monk
     fixture_checksums(monkeypatch, tmp_path / "data")
     dm = datamodule(tmp_path / "data", tmp_path / "cache")
     dm.setup()
-    y = dm.dataset._data.y.double()
+    y = dm.dataset.collated.y.double()
     expected = (values - values.mean(axis=0)) / values.std(axis=0, ddof=1)
     assert y.shape == (5, 11) and np.allclose(y.numpy(), expected, atol=1e-5)
     assert dm.splits["train"].tolist() == [0, 1, 2] and dm.splits["test"].tolist() == [4]
     assert dm.info.num_outputs == 11 and dm.info.node_features.kind == "atom"
     raw = datamodule(tmp_path / "data", tmp_path / "cache2", standardize_targets=False)
     raw.setup()
-    assert torch.allclose(raw.dataset._data.y, torch.tensor(values, dtype=torch.float32))
+    assert torch.allclose(raw.dataset.collated.y, torch.tensor(values, dtype=torch.float32))
 
 
 def test_files_that_are_not_the_official_ones_are_rejected(tmp_path: Path) -> None:

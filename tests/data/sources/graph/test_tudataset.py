@@ -1,5 +1,6 @@
 """TU datasets: the official text format on a fixture (compared with PyG's reader), the folds, and
 the real ENZYMES / PROTEINS / MUTAG / AIDS files with the Benchmarking-GNNs index files when present."""
+
 from __future__ import annotations
 
 import shutil
@@ -10,12 +11,30 @@ import numpy as np
 import pytest
 import torch
 
-from graphbench.data.sources.graph.tudataset import TUDataModule
+from graphbench.data.datamodules import GraphLevelDataModule
+from graphbench.data.sources.graph.tudataset import TUDataset
 from graphbench.errors import ConfigError, DataError
 from tests.conftest import real_data_root
 
 # three graphs: a triangle with a duplicated edge and a self loop, a path, an edge; classes 3, 1, 3, 1
-EDGES = [(1, 2), (2, 1), (2, 3), (3, 2), (1, 3), (3, 1), (1, 3), (2, 2), (4, 5), (5, 4), (5, 6), (6, 5), (7, 8), (8, 7), (9, 10), (10, 9)]
+EDGES = [
+    (1, 2),
+    (2, 1),
+    (2, 3),
+    (3, 2),
+    (1, 3),
+    (3, 1),
+    (1, 3),
+    (2, 2),
+    (4, 5),
+    (5, 4),
+    (5, 6),
+    (6, 5),
+    (7, 8),
+    (8, 7),
+    (9, 10),
+    (10, 9),
+]
 GRAPH_OF_NODE = [1, 1, 1, 2, 2, 2, 3, 3, 4, 4]
 GRAPH_LABELS = [3, 1, 3, 1]
 NODE_LABELS = [0, 1, 2, 0, 0, 1, 2, 2, 0, 1]
@@ -34,10 +53,19 @@ def write_tu(root: Path, name: str = "TOY", graph_labels: list[int] = GRAPH_LABE
     return raw
 
 
-def datamodule(root: Path, cache: Path, **kwargs: object) -> TUDataModule:
-    options = {"name": "toy", "tu_name": "TOY", "download": False, "data_dir": root, "cache_dir": cache, "batch_size": 2,
-               "task_type": "multiclass", "metric": "accuracy", "higher_is_better": True, **kwargs}
-    return TUDataModule(**options)  # type: ignore[arg-type]
+def datamodule(root: Path, cache: Path, name: str = "toy", **source_args: object) -> GraphLevelDataModule:
+    source = TUDataset(**{"tu_name": "TOY", "name": name, **source_args})  # type: ignore[arg-type]
+    return GraphLevelDataModule(
+        source=source,
+        name=name,
+        download=False,
+        data_dir=root,
+        cache_dir=cache,
+        batch_size=2,
+        task_type="multiclass",
+        metric="accuracy",
+        higher_is_better=True,
+    )
 
 
 @pytest.mark.parametrize("use_node_attr", [False, True])
@@ -55,7 +83,7 @@ def test_reads_the_tu_format_like_pyg(tmp_path: Path, use_node_attr: bool) -> No
         assert torch.equal(a.edge_attr.argmax(dim=1), b.edge_attr.view(-1))
     first = dm.dataset[0]
     assert first.edge_index.tolist() == [[0, 0, 1, 1, 2, 2], [1, 2, 0, 2, 0, 1]]  # self loop and duplicate dropped
-    assert dm.dataset._data.y.tolist() == [1, 0, 1, 0]
+    assert dm.dataset.collated.y.tolist() == [1, 0, 1, 0]
     info = dm.info
     assert info.num_outputs == 2 and info.node_features.kind == "dense"
     assert info.node_features.dim == 3 + (2 if use_node_attr else 0) and info.edge_features.cardinalities == (3,)
@@ -73,7 +101,7 @@ def test_stratified_folds_without_index_files(tmp_path: Path) -> None:
         dm = datamodule(tmp_path / "data", tmp_path / "cache", name="big", tu_name="BIG", split_index=k)
         dm.setup()
         assert [len(dm.splits[s]) for s in ("train", "val", "test")] == [16, 2, 2]
-        assert sorted(dm.dataset._data.y[dm.splits["test"]].tolist()) == [0, 1]  # stratified
+        assert sorted(dm.dataset.collated.y[dm.splits["test"]].tolist()) == [0, 1]  # stratified
         tests.append(set(dm.splits["test"].tolist()))
     assert set().union(*tests) == set(range(20))
     assert dm.info.node_features.kind == "constant" and dm.info.edge_features is None
@@ -121,7 +149,7 @@ def test_real_tu_files(tmp_path: Path, name: str) -> None:
     assert sum(lengths) == num_graphs  # every fold covers all graphs
     if sizes is not None:
         assert all(abs(a - b) <= 1 for a, b in zip(lengths, sizes))
-    y = dm.dataset._data.y.numpy()
+    y = dm.dataset.collated.y.numpy()
     overall = Counter(y.tolist())
     test = Counter(y[dm.splits["test"].numpy()].tolist())
     for cls, count in overall.items():  # every fold is stratified by class (also the PROTEINS_full folds on PROTEINS)

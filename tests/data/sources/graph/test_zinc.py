@@ -1,4 +1,5 @@
 """ZINC / ZINC-full on fixtures in PyG's raw layout (pickles of tensor dicts + .index files)."""
+
 from __future__ import annotations
 
 import pickle
@@ -8,7 +9,8 @@ from pathlib import Path
 import pytest
 import torch
 
-from graphbench.data.sources.graph.zinc import ZINCDataModule
+from graphbench.data.datamodules import GraphLevelDataModule
+from graphbench.data.sources.graph.zinc import ZINC
 from graphbench.errors import DataError
 
 SIZES = {"train": 6, "val": 3, "test": 3}
@@ -37,9 +39,18 @@ def write_zinc(root: Path) -> dict[str, list[dict]]:
     return mols
 
 
-def datamodule(root: Path, cache: Path, subset: bool) -> ZINCDataModule:
-    return ZINCDataModule(name="zinc" if subset else "zinc-full", subset=subset, download=False, data_dir=root, cache_dir=cache,
-                          batch_size=4, task_type="regression", metric="mae", higher_is_better=False)
+def datamodule(root: Path, cache: Path, subset: bool) -> GraphLevelDataModule:
+    return GraphLevelDataModule(
+        source=ZINC(subset=subset),
+        name="zinc" if subset else "zinc-full",
+        download=False,
+        data_dir=root,
+        cache_dir=cache,
+        batch_size=4,
+        task_type="regression",
+        metric="mae",
+        higher_is_better=False,
+    )
 
 
 @pytest.mark.parametrize("subset", [True, False])
@@ -67,8 +78,11 @@ def test_bond_matrix_becomes_both_edge_directions(tmp_path: Path) -> None:
     root = tmp_path / "data"
     raw = root / "ZINC" / "raw"
     raw.mkdir(parents=True)
-    mol = {"atom_type": torch.tensor([1, 2, 3]), "bond_type": torch.tensor([[0, 2, 0], [2, 0, 1], [0, 1, 0]]),
-           "logP_SA_cycle_normalized": torch.tensor([0.5])}
+    mol = {
+        "atom_type": torch.tensor([1, 2, 3]),
+        "bond_type": torch.tensor([[0, 2, 0], [2, 0, 1], [0, 1, 0]]),
+        "logP_SA_cycle_normalized": torch.tensor([0.5]),
+    }
     for split in ("train", "val", "test"):
         (raw / f"{split}.pickle").write_bytes(pickle.dumps([mol]))
     dm = datamodule(root, tmp_path / "cache", subset=False)
@@ -82,7 +96,7 @@ def test_missing_index_files_are_named(tmp_path: Path) -> None:
     root = tmp_path / "data"
     write_zinc(root)
     (root / "ZINC/raw/val.index").unlink()
-    with pytest.raises(DataError, match="val.index"):
+    with pytest.raises(DataError, match=r"val.index"):
         datamodule(root, tmp_path / "cache", subset=True).setup()
     datamodule(root, tmp_path / "cache", subset=False).setup()  # ZINC-full does not need them
 

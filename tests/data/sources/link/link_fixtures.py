@@ -1,5 +1,6 @@
 """Tiny link-level datasets written in their official raw formats: OGB's ogbl-collab layout, LRGB's
 PCQM-Contact tsv.gz of CXSMILES with contact annotations, PyG's TSP_v2.pt."""
+
 from __future__ import annotations
 
 import gzip
@@ -16,7 +17,9 @@ def _write_csv_gz(path: Path, rows: np.ndarray) -> None:
             handle.write(",".join(str(v) for v in row) + "\n")
 
 
-def write_ogbl_collab(root: Path, num_nodes: int = 40, num_train: int = 80, num_eval: int = 10, num_neg: int = 60, seed: int = 0) -> dict[str, np.ndarray]:
+def write_ogbl_collab(
+    root: Path, num_nodes: int = 40, num_train: int = 80, num_eval: int = 10, num_neg: int = 60, seed: int = 0
+) -> dict[str, np.ndarray]:
     """``ogbl_collab/raw/*.csv.gz`` (one row per undirected training edge) and
     ``ogbl_collab/split/time/{train,valid,test}.pt`` (``torch.save`` of dicts of numpy arrays)."""
     rng = np.random.default_rng(seed)
@@ -37,7 +40,10 @@ def write_ogbl_collab(root: Path, num_nodes: int = 40, num_train: int = 80, num_
     for name, y in (("valid", 2018), ("test", 2019)):
         pos = rng.integers(num_nodes, size=(num_eval, 2))
         neg = rng.integers(num_nodes, size=(num_neg, 2))
-        torch.save({"edge": pos, "weight": np.ones(num_eval, dtype=np.int64), "year": np.full(num_eval, y), "edge_neg": neg}, split / f"{name}.pt")
+        torch.save(
+            {"edge": pos, "weight": np.ones(num_eval, dtype=np.int64), "year": np.full(num_eval, y), "edge_neg": neg},
+            split / f"{name}.pt",
+        )
         out[f"{name}_pos"], out[f"{name}_neg"] = pos, neg
     return out
 
@@ -95,7 +101,9 @@ def write_tsp(root: Path, sizes: tuple[int, int, int] = (6, 2, 2), seed: int = 0
             tour = {(int(order[i]), int(order[(i + 1) % n])) for i in range(n)}
             tour |= {(b, a) for a, b in tour}
             y = torch.tensor([float((int(a), int(b)) in tour) for a, b in edge_index.t()])
-            graphs.append({"pos": pos, "edge_index": edge_index, "edge_attr": dist[edge_index[0], edge_index[1]].view(-1, 1), "y": y})
+            graphs.append(
+                {"pos": pos, "edge_index": edge_index, "edge_attr": dist[edge_index[0], edge_index[1]].view(-1, 1), "y": y}
+            )
         splits.append(graphs)
     path = root / "TSP" / "raw" / "TSP_v2.pt"
     path.parent.mkdir(parents=True, exist_ok=True)

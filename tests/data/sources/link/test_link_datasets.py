@@ -8,26 +8,28 @@ import numpy as np
 import pytest
 import torch
 
-from graphbench.data.sources.link import pcqm_contact
-from graphbench.data.sources.link.ogbl import OGBLinkDataModule, read_ogbl
-from graphbench.data.sources.link.pcqm_contact import PCQMContactDataModule, shuffle_split
+from graphbench.data.datamodules import LinkLevelDataModule
 from graphbench.data.io.raw_files import RawFile
-from graphbench.data.sources.link.tsp import TSPDataModule
+from graphbench.data.io.raw_root import RawRoot
+from graphbench.data.sources.link import pcqm_contact
+from graphbench.data.sources.link.ogbl import OGBLinkProperty, read_ogbl
+from graphbench.data.sources.link.pcqm_contact import PCQMContact, shuffle_split
+from graphbench.data.sources.link.tsp import TSP
 from graphbench.errors import DataError
 from tests.data.sources.link.link_fixtures import write_ogbl_collab, write_pcqm_contact, write_tsp
 
 COMMON: dict[str, Any] = dict(task_type="binary", higher_is_better=True, split="official")
 
 
-def ogbl_dm(root: Path, tmp_path: Path, **overrides: Any) -> OGBLinkDataModule:
+def ogbl_dm(root: Path, tmp_path: Path, edge_features: tuple[str, ...] = (), **overrides: Any) -> LinkLevelDataModule:
     args = dict(name="ogbl-collab", data_dir=root, cache_dir=tmp_path / "cache", batch_size=32, metric="hits@50", **COMMON)
     args.update(overrides)
-    return OGBLinkDataModule(**args)
+    return LinkLevelDataModule(source=OGBLinkProperty(ogb_name="ogbl-collab", edge_features=edge_features), **args)
 
 
 def test_ogbl_reads_ogb_layout(tmp_path: Path) -> None:
     truth = write_ogbl_collab(tmp_path)
-    graph = read_ogbl(tmp_path, "ogbl-collab")
+    graph = read_ogbl(RawRoot(tmp_path), "ogbl-collab")
     assert graph.num_nodes == 40 and graph.x.shape == (40, 8)
     assert torch.equal(graph.edge_index[:, :80], torch.from_numpy(truth["edges"]).t())
     assert torch.equal(graph.edge_index[:, 80:], torch.from_numpy(truth["edges"]).t().flip(0))  # add_inverse_edge
@@ -61,10 +63,10 @@ def test_ogbl_loaders_follow_the_protocol(tmp_path: Path) -> None:
 def test_ogbl_split_file_with_foreign_objects_is_refused(tmp_path: Path) -> None:
     write_ogbl_collab(tmp_path)
     (tmp_path / "ogbl_collab" / "split" / "time" / "valid.pt").write_bytes(pickle.dumps({"edge": print}, protocol=2))
-    with pytest.raises(DataError, match="valid.pt: not a valid OGB split file"):
-        read_ogbl(tmp_path, "ogbl-collab")
+    with pytest.raises(DataError, match=r"valid.pt: not a valid OGB split file"):
+        read_ogbl(RawRoot(tmp_path), "ogbl-collab")
     with pytest.raises(DataError) as err:
-        read_ogbl(tmp_path / "nowhere", "ogbl-collab")
+        read_ogbl(RawRoot(tmp_path / "nowhere"), "ogbl-collab")
     assert "ogbl_collab/raw/edge.csv.gz" in str(err.value) and "ogbl_collab/split/time/test.pt" in str(err.value)
 
 
@@ -76,8 +78,16 @@ def pcqm_root(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     return tmp_path
 
 
-def pcqm_dm(root: Path, tmp_path: Path) -> PCQMContactDataModule:
-    return PCQMContactDataModule(name="pcqm-contact", data_dir=root, cache_dir=tmp_path / "cache", batch_size=4, metric="mrr_filtered", featurize_workers=1, **COMMON)
+def pcqm_dm(root: Path, tmp_path: Path) -> LinkLevelDataModule:
+    return LinkLevelDataModule(
+        source=PCQMContact(featurize_workers=1),
+        name="pcqm-contact",
+        data_dir=root,
+        cache_dir=tmp_path / "cache",
+        batch_size=4,
+        metric="mrr_filtered",
+        **COMMON,
+    )
 
 
 def test_pcqm_contact_reads_lrgb_layout(pcqm_root: Path, tmp_path: Path) -> None:
@@ -102,7 +112,7 @@ def test_pcqm_shuffle_split_is_lrgbs_arithmetic() -> None:
 
 
 def test_pcqm_missing_file_and_md5(tmp_path: Path) -> None:
-    with pytest.raises(DataError, match="pcqm4m-v2-contact/raw/pcqm4m-contact.tsv.gz"):
+    with pytest.raises(DataError, match=r"pcqm4m-v2-contact/raw/pcqm4m-contact.tsv.gz"):
         pcqm_dm(tmp_path, tmp_path).setup()
     write_pcqm_contact(tmp_path, num_rows=6)
     with pytest.raises(DataError, match="MD5"):
@@ -111,7 +121,9 @@ def test_pcqm_missing_file_and_md5(tmp_path: Path) -> None:
 
 def test_tsp_reads_pyg_layout(tmp_path: Path) -> None:
     raw = write_tsp(tmp_path)
-    dm = TSPDataModule(name="tsp", data_dir=tmp_path, cache_dir=tmp_path / "cache", batch_size=4, metric="f1", **COMMON)
+    dm = LinkLevelDataModule(
+        source=TSP(), name="tsp", data_dir=tmp_path, cache_dir=tmp_path / "cache", batch_size=4, metric="f1", **COMMON
+    )
     dm.setup()
     info = dm.info
     assert (info.level, info.node_features.dim, info.edge_features.dim) == ("link", 2, 1)  # type: ignore[union-attr]
@@ -122,5 +134,7 @@ def test_tsp_reads_pyg_layout(tmp_path: Path) -> None:
     batch = next(iter(dm.test_dataloader()))
     assert batch.edge_label_index.max() < batch.num_nodes and torch.equal(batch.edge_label_index, batch.edge_index)
     (tmp_path / "TSP" / "raw" / "TSP_v2.pt").write_bytes(pickle.dumps([print], protocol=2))
-    with pytest.raises(DataError, match="TSP_v2.pt"):
-        TSPDataModule(name="tsp", data_dir=tmp_path, cache_dir=tmp_path / "cache2", batch_size=4, metric="f1", **COMMON).setup()
+    with pytest.raises(DataError, match=r"TSP_v2.pt"):
+        LinkLevelDataModule(
+            source=TSP(), name="tsp", data_dir=tmp_path, cache_dir=tmp_path / "cache2", batch_size=4, metric="f1", **COMMON
+        ).setup()

@@ -1,5 +1,6 @@
 """Writes a tiny Planetoid dataset in the official raw format (``ind.<name>.*`` protocol-2 pickles of
 scipy CSR matrices, numpy arrays and a ``defaultdict(list)``), the way the Planetoid authors did."""
+
 from __future__ import annotations
 
 import pickle
@@ -12,8 +13,18 @@ import scipy.sparse as sp
 FOLDERS = {"cora": "Cora", "citeseer": "CiteSeer", "pubmed": "PubMed"}
 
 
-def write_planetoid(root: Path, name: str = "cora", *, num_train: int = 12, num_other: int = 510, num_test: int = 10,
-                    num_classes: int = 3, num_features: int = 6, skip_test: int | None = None, seed: int = 0) -> dict[str, np.ndarray]:
+def write_planetoid(
+    root: Path,
+    name: str = "cora",
+    *,
+    num_train: int = 12,
+    num_other: int = 510,
+    num_test: int = 10,
+    num_classes: int = 3,
+    num_features: int = 6,
+    skip_test: int | None = None,
+    seed: int = 0,
+) -> dict[str, np.ndarray]:
     """Nodes ``0..num_train+num_other-1`` are in ``allx`` (the first ``num_train`` also in ``x``), the test
     nodes follow, listed in shuffled order in ``test.index`` (``skip_test``: one id left out, a CiteSeer-
     style isolated node). Feature column 0 holds the node id + 1 and columns 1.. a one-hot of the class,

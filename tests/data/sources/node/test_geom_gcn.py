@@ -8,7 +8,9 @@ import numpy as np
 import pytest
 import torch
 
-from graphbench.data.sources.node.geom_gcn import GEOM_GCN_DATASETS, GeomGCNDataModule, read_geom_gcn
+from graphbench.data.datamodules import NodeLevelDataModule
+from graphbench.data.io.raw_root import RawRoot
+from graphbench.data.sources.node.geom_gcn import GEOM_GCN_DATASETS, GeomGCN, read_geom_gcn
 from graphbench.errors import ConfigError, DataError
 from tests.conftest import real_data_root
 
@@ -27,7 +29,11 @@ def write_geom_gcn(root: Path, name: str, num_nodes: int = 12, num_features: int
     header = "node_id\tfeature\tlabel" if fmt == "dense" else f"node_id\tfeature(feature_amount:{num_features})\tlabel"
     lines = [header]
     for i in rng.permutation(num_nodes):
-        value = ",".join(str(int(v)) for v in features[i]) if fmt == "dense" else ",".join(str(j) for j in np.flatnonzero(features[i]))
+        value = (
+            ",".join(str(int(v)) for v in features[i])
+            if fmt == "dense"
+            else ",".join(str(j) for j in np.flatnonzero(features[i]))
+        )
         lines.append(f"{i}\t{value}\t{labels[i]}")
     (raw / "out1_node_feature_label.txt").write_text("\n".join(lines) + "\n")
     edges = rng.integers(num_nodes, size=(3 * num_nodes, 2))
@@ -42,21 +48,28 @@ def write_geom_gcn(root: Path, name: str, num_nodes: int = 12, num_features: int
     return {"features": features, "labels": labels, "edges": np.unique(edges, axis=0).T, "splits": splits}
 
 
-def make_dm(root: Path, tmp_path: Path, name: str, **overrides: Any) -> GeomGCNDataModule:
+def make_dm(root: Path, tmp_path: Path, name: str, **overrides: Any) -> NodeLevelDataModule:
     args: dict[str, Any] = dict(
-        name=name, data_dir=root, cache_dir=tmp_path / "cache", batch_size=1, task_type="multiclass", metric="accuracy",
-        higher_is_better=True, split="geom-gcn", download=False,
+        name=name,
+        data_dir=root,
+        cache_dir=tmp_path / "cache",
+        batch_size=1,
+        task_type="multiclass",
+        metric="accuracy",
+        higher_is_better=True,
+        split="geom-gcn",
+        download=False,
     )
     args.update(overrides)
-    return GeomGCNDataModule(**args)
+    return NodeLevelDataModule(source=GeomGCN(name=name), **args)
 
 
 @pytest.mark.parametrize("name", ["texas", "actor"])
 def test_reads_raw_layout_like_torch_geometric(tmp_path: Path, name: str) -> None:
-    from torch_geometric.datasets import Actor, WebKB
+    from torch_geometric.datasets import Actor
 
     truth = write_geom_gcn(tmp_path, name)
-    graph = read_geom_gcn(tmp_path, name)
+    graph = read_geom_gcn(RawRoot(tmp_path), name)
     assert torch.equal(graph.x, torch.from_numpy(truth["features"]))
     assert torch.equal(graph.y, torch.from_numpy(truth["labels"]))
     assert torch.equal(graph.edge_index, torch.from_numpy(truth["edges"]))
@@ -97,7 +110,7 @@ def test_real_files_match_torch_geometric(tmp_path: Path, name: str, stats: tupl
     from torch_geometric.datasets import Actor, WebKB
 
     root = real_data_root()
-    graph = read_geom_gcn(root, name)
+    graph = read_geom_gcn(RawRoot(root), name)
     assert (graph.num_nodes, graph.edge_index.size(1), graph.x.size(1)) == stats
     assert graph.train_mask.shape == (stats[0], 10) and int(graph.y.max()) + 1 == 5
     folder = GEOM_GCN_DATASETS[name][0]

@@ -1,4 +1,5 @@
 """PascalVOC-SP / COCO-SP on fixtures in PyG's LRGBDataset raw layout, and node-level selection."""
+
 from __future__ import annotations
 
 import pickle
@@ -9,7 +10,8 @@ import pytest
 import torch
 from torch import nn
 
-from graphbench.data.sources.node.lrgb_superpixels import COCO_CATEGORY_IDS, LRGBSuperpixelsDataModule
+from graphbench.data.datamodules import NodeLevelDataModule
+from graphbench.data.sources.node.lrgb_superpixels import COCO_CATEGORY_IDS, LRGBSuperpixels
 from graphbench.errors import DataError
 from graphbench.modules.task_module import GraphTaskModule
 
@@ -31,9 +33,18 @@ def write_lrgb(root: Path, name: str, labels: list[int]) -> None:
         (raw / f"{split}.pickle").write_bytes(pickle.dumps([make_graph(gen, 3 + i, labels) for i in range(count)]))
 
 
-def datamodule(root: Path, cache: Path, name: str) -> LRGBSuperpixelsDataModule:
-    return LRGBSuperpixelsDataModule(name=name, lrgb_name=name, download=False, data_dir=root, cache_dir=cache, batch_size=3,
-                                     task_type="multiclass", metric="f1_macro", higher_is_better=True)
+def datamodule(root: Path, cache: Path, name: str) -> NodeLevelDataModule:
+    return NodeLevelDataModule(
+        source=LRGBSuperpixels(lrgb_name=name),
+        name=name,
+        download=False,
+        data_dir=root,
+        cache_dir=cache,
+        batch_size=3,
+        task_type="multiclass",
+        metric="f1_macro",
+        higher_is_better=True,
+    )
 
 
 @pytest.mark.parametrize(("name", "labels"), [("pascalvoc-sp", [0, 20, 7]), ("coco-sp", [0, 90, 13, 84])])
@@ -53,7 +64,7 @@ def test_reads_official_layout_like_pyg(tmp_path: Path, name: str, labels: list[
             assert torch.equal(a.y, b.y)
             assert b[f"{split}_mask"].all() and not any(b[f"{s}_mask"].any() for s in SIZES if s != split)
     if name == "coco-sp":
-        assert dm.dataset._data.y.max() == len(COCO_CATEGORY_IDS) - 1 == 80
+        assert dm.dataset.collated.y.max() == len(COCO_CATEGORY_IDS) - 1 == 80
     info = dm.info
     assert info.level == "node" and info.node_features.dim == 14 and info.edge_features.dim == 2
     assert info.num_outputs == (21 if name == "pascalvoc-sp" else 81)
@@ -63,7 +74,9 @@ def test_node_level_outputs_are_selected_and_aligned(tmp_path: Path) -> None:
     write_lrgb(tmp_path / "data", "pascalvoc-sp", [0, 1, 2])
     dm = datamodule(tmp_path / "data", tmp_path / "cache", "pascalvoc-sp")
     dm.setup()
-    module = GraphTaskModule(nn.Linear(14, 21), dm.info, optimizer=lambda p: torch.optim.SGD(p, lr=0.1), loss=nn.CrossEntropyLoss())
+    module = GraphTaskModule(
+        nn.Linear(14, 21), dm.info, optimizer=lambda p: torch.optim.SGD(p, lr=0.1), loss=nn.CrossEntropyLoss()
+    )
     module.forward = lambda batch: module.network(batch.x)  # type: ignore[method-assign]
     seen = []
     for batch in dm.val_dataloader():

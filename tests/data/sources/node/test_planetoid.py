@@ -9,24 +9,34 @@ import numpy as np
 import pytest
 import torch
 
-from graphbench.data.sources.node.planetoid import PlanetoidDataModule, load_planetoid_pickle, read_planetoid
+from graphbench.data.datamodules import NodeLevelDataModule
+from graphbench.data.io.raw_root import RawRoot
+from graphbench.data.io.safe_load import load_planetoid_pickle
+from graphbench.data.sources.node.planetoid import Planetoid, read_planetoid
 from graphbench.errors import ConfigError, DataError
 from tests.conftest import real_data_root
 from tests.data.sources.node.planetoid_fixture import write_planetoid
 
 
-def make_dm(root: Path, tmp_path: Path, name: str = "cora", **overrides: Any) -> PlanetoidDataModule:
+def make_dm(root: Path, tmp_path: Path, name: str = "cora", **overrides: Any) -> NodeLevelDataModule:
     args: dict[str, Any] = dict(
-        name=name, data_dir=root, cache_dir=tmp_path / "cache", batch_size=1, task_type="multiclass", metric="accuracy",
-        higher_is_better=True, split="public", download=False,
+        name=name,
+        data_dir=root,
+        cache_dir=tmp_path / "cache",
+        batch_size=1,
+        task_type="multiclass",
+        metric="accuracy",
+        higher_is_better=True,
+        split="public",
+        download=False,
     )
     args.update(overrides)
-    return PlanetoidDataModule(**args)
+    return NodeLevelDataModule(source=Planetoid(name=name), **args)
 
 
 def test_reads_official_format_and_reorders_test_nodes(tmp_path: Path) -> None:
     truth = write_planetoid(tmp_path)
-    graph = read_planetoid(tmp_path, "cora")
+    graph = read_planetoid(RawRoot(tmp_path), "cora")
     assert torch.equal(graph.x, torch.from_numpy(truth["features"]))
     assert torch.equal(graph.y, torch.from_numpy(truth["labels"]))
     assert graph.train_mask.sum() == 12 and graph.train_mask[:12].all()
@@ -39,7 +49,7 @@ def test_matches_torch_geometric_on_fixture(tmp_path: Path) -> None:
     from torch_geometric.datasets import Planetoid
 
     write_planetoid(tmp_path, "citeseer", skip_test=525)
-    ours = read_planetoid(tmp_path, "citeseer")
+    ours = read_planetoid(RawRoot(tmp_path), "citeseer")
     ref = Planetoid(str(tmp_path / "Planetoid"), "CiteSeer")[0]
     for key in ("x", "y", "train_mask", "val_mask", "test_mask"):
         assert torch.equal(ours[key], ref[key]), key
@@ -49,7 +59,7 @@ def test_matches_torch_geometric_on_fixture(tmp_path: Path) -> None:
 
 
 class Evil:
-    def __reduce__(self):  # noqa: D105
+    def __reduce__(self):
         return (print, ("pwned",))
 
 
@@ -105,12 +115,21 @@ def test_bad_split_name_lists_valid_ones(tmp_path: Path) -> None:
 )
 def test_real_files_match_published_statistics_and_pyg(tmp_path: Path, name: str, folder: str, stats: tuple[int, ...]) -> None:
     root = real_data_root()
-    graph = read_planetoid(root, name)
-    assert (graph.num_nodes, graph.edge_index.size(1), graph.x.size(1), int(graph.y.max()) + 1, int(graph.train_mask.sum())) == stats
+    graph = read_planetoid(RawRoot(root), name)
+    assert (
+        graph.num_nodes,
+        graph.edge_index.size(1),
+        graph.x.size(1),
+        int(graph.y.max()) + 1,
+        int(graph.train_mask.sum()),
+    ) == stats
     assert (int(graph.val_mask.sum()), int(graph.test_mask.sum())) == (500, 1000)
     from torch_geometric.datasets import Planetoid
 
     shutil.copytree(root / "Planetoid" / folder, tmp_path / folder)  # PyG writes next to the raw files
     ref = Planetoid(str(tmp_path), folder)[0]
     assert torch.equal(graph.x, ref.x) and torch.equal(graph.y, ref.y) and torch.equal(graph.test_mask, ref.test_mask)
-    assert np.array_equal(np.sort((graph.edge_index[0] * 10**5 + graph.edge_index[1]).numpy()), np.sort((ref.edge_index[0] * 10**5 + ref.edge_index[1]).numpy()))
+    assert np.array_equal(
+        np.sort((graph.edge_index[0] * 10**5 + graph.edge_index[1]).numpy()),
+        np.sort((ref.edge_index[0] * 10**5 + ref.edge_index[1]).numpy()),
+    )

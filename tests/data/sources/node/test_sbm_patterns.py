@@ -7,20 +7,26 @@ import numpy as np
 import pytest
 import torch
 
-from graphbench.data.sources.node.sbm_patterns import SBMDataModule, block_model, cluster_graph, pattern_graph
+from graphbench.data.datamodules import NodeLevelDataModule
+from graphbench.data.sources.node.sbm_patterns import SBMPatterns, block_model, cluster_graph, pattern_graph
 from graphbench.errors import ConfigError
 
 PATTERN = dict(kind="pattern", num_communities=5, p=0.5, q=0.35, num_patterns=2, graphs_per_pattern=[4, 2, 2])
 CLUSTER = dict(kind="cluster", num_communities=6, p=0.55, q=0.25, num_graphs=[6, 2, 2])
 
 
-def make_dm(tmp_path: Path, params: dict[str, Any], **overrides: Any) -> SBMDataModule:
-    args: dict[str, Any] = dict(
-        name=params["kind"], data_dir=tmp_path, cache_dir=tmp_path / "cache", batch_size=4, task_type="multiclass",
-        metric="weighted_accuracy", higher_is_better=True, split="generated", **params,
+def make_dm(tmp_path: Path, params: dict[str, Any], **overrides: Any) -> NodeLevelDataModule:
+    return NodeLevelDataModule(
+        source=SBMPatterns(**{**params, **overrides}),
+        name=params["kind"],
+        data_dir=tmp_path,
+        cache_dir=tmp_path / "cache",
+        batch_size=4,
+        task_type="multiclass",
+        metric="weighted_accuracy",
+        higher_is_better=True,
+        split="generated",
     )
-    args.update(overrides)
-    return SBMDataModule(**args)
 
 
 def test_block_model_densities_match_p_and_q() -> None:
@@ -37,7 +43,9 @@ def test_pattern_graph_plants_the_pattern() -> None:
     rng = np.random.default_rng(1)
     pattern_adj = block_model(np.zeros(20, dtype=np.int64), 0.5, 0.5, rng)
     pattern_feat = rng.integers(3, size=20)
-    edge_index, feat, label = pattern_graph(pattern_adj, pattern_feat, num_communities=5, size_min=5, size_max=35, p=0.5, q=0.35, q_pattern=0.5, vocab_size=3, rng=rng)
+    edge_index, feat, label = pattern_graph(
+        pattern_adj, pattern_feat, num_communities=5, size_min=5, size_max=35, p=0.5, q=0.35, q_pattern=0.5, vocab_size=3, rng=rng
+    )
     members = np.flatnonzero(label == 1)
     assert len(members) == 20 and 25 + 20 <= len(label) <= 5 * 34 + 20
     inside = np.isin(edge_index[0], members) & np.isin(edge_index[1], members)
@@ -47,7 +55,9 @@ def test_pattern_graph_plants_the_pattern() -> None:
 
 
 def test_cluster_graph_labels_exactly_one_seed_per_community() -> None:
-    edge_index, feat, label = cluster_graph(num_communities=6, size_min=5, size_max=35, p=0.55, q=0.25, rng=np.random.default_rng(0))
+    _edge_index, feat, label = cluster_graph(
+        num_communities=6, size_min=5, size_max=35, p=0.55, q=0.25, rng=np.random.default_rng(0)
+    )
     seeds = np.flatnonzero(feat[:, 0])
     assert sorted(label[seeds].tolist()) == list(range(6))
     assert (feat[seeds, 0] == label[seeds] + 1).all()
@@ -60,10 +70,10 @@ def test_datamodule_is_deterministic_and_masks_every_node_of_its_split(tmp_path:
     same = make_dm(tmp_path / "other", params)
     same.setup()
     assert dm.dataset is not None and same.dataset is not None
-    assert torch.equal(dm.dataset._data.edge_index, same.dataset._data.edge_index)
+    assert torch.equal(dm.dataset.collated.edge_index, same.dataset.collated.edge_index)
     other_seed = make_dm(tmp_path / "seed1", params, generation_seed=1)
     other_seed.setup()
-    assert other_seed.dataset is not None and not torch.equal(dm.dataset._data.x, other_seed.dataset._data.x)
+    assert other_seed.dataset is not None and not torch.equal(dm.dataset.collated.x, other_seed.dataset.collated.x)
     sizes = {k: len(v) for k, v in dm.splits.items()}
     assert sizes == ({"train": 8, "val": 4, "test": 4} if params["kind"] == "pattern" else {"train": 6, "val": 2, "test": 2})
     seen = []

@@ -7,7 +7,8 @@ import numpy as np
 import pytest
 import torch
 
-from graphbench.data.sources.node.syn_homophily import SynHomophilyDataModule, edge_homophily
+from graphbench.data.datamodules import NodeLevelDataModule
+from graphbench.data.sources.node.syn_homophily import SynHomophily, edge_homophily
 from graphbench.errors import ConfigError, DataError
 from tests.conftest import real_data_root
 from tests.data.sources.node.planetoid_fixture import write_planetoid
@@ -15,14 +16,31 @@ from tests.data.sources.node.planetoid_fixture import write_planetoid
 TOLERANCE = 0.05
 
 
-def make_dm(root: Path, tmp_path: Path, **overrides: Any) -> SynHomophilyDataModule:
+SOURCE_ARGS = ("homophily", "num_nodes", "num_classes", "edges_per_node", "feature_source", "generation_seed")
+
+
+def make_dm(root: Path, tmp_path: Path, **overrides: Any) -> NodeLevelDataModule:
     args: dict[str, Any] = dict(
-        name="syn-homophily", data_dir=root, cache_dir=tmp_path / "cache", batch_size=1, task_type="multiclass",
-        metric="accuracy", higher_is_better=True, split="random", homophily=0.5, num_nodes=600, num_classes=3,
-        edges_per_node=2, download=False,
+        name="syn-homophily",
+        data_dir=root,
+        cache_dir=tmp_path / "cache",
+        batch_size=1,
+        task_type="multiclass",
+        metric="accuracy",
+        higher_is_better=True,
+        split="random",
+        download=False,
     )
-    args.update(overrides)
-    return SynHomophilyDataModule(**args)
+    source_args: dict[str, Any] = dict(homophily=0.5, num_nodes=600, num_classes=3, edges_per_node=2)
+    for key, value in overrides.items():
+        (source_args if key in SOURCE_ARGS else args)[key] = value
+    return NodeLevelDataModule(source=SynHomophily(**source_args), **args)
+
+
+def realised_homophily(dm: NodeLevelDataModule) -> float:
+    """The measured edge homophily the source stored in the generated graph."""
+    assert dm.graph is not None
+    return float(dm.graph.realised_homophily)
 
 
 def test_edge_homophily_by_hand() -> None:
@@ -36,8 +54,8 @@ def test_realised_homophily_lands_near_the_target(tmp_path: Path, target: float)
     dm = make_dm(tmp_path, tmp_path, homophily=target)
     dm.setup()
     assert dm.graph is not None
-    assert abs(dm.realised_homophily - target) <= TOLERANCE
-    assert dm.realised_homophily == pytest.approx(edge_homophily(dm.graph.edge_index, dm.graph.y))
+    assert abs(realised_homophily(dm) - target) <= TOLERANCE
+    assert realised_homophily(dm) == pytest.approx(edge_homophily(dm.graph.edge_index, dm.graph.y))
     assert dm.graph.edge_index.size(1) == 2 * 2 * (600 - 1) - 2  # 2 edges per arriving node, both directions
 
 
@@ -68,6 +86,6 @@ def test_homophily_out_of_range_and_missing_cora_are_clear_errors(tmp_path: Path
 def test_with_real_cora_features(tmp_path: Path) -> None:
     dm = make_dm(real_data_root(), tmp_path, homophily=0.2, num_nodes=1000, num_classes=5, normalize_features=True)
     dm.setup()
-    assert abs(dm.realised_homophily - 0.2) <= TOLERANCE
+    assert abs(realised_homophily(dm) - 0.2) <= TOLERANCE
     assert dm.info.node_features.dim == 1433
     assert np.isclose(dm.graph.x.sum(1).numpy(), 1.0).all()  # row-normalized bag of words

@@ -8,7 +8,8 @@ import numpy as np
 import pytest
 import torch
 
-from graphbench.data.sources.node.wikics import WikiCSDataModule
+from graphbench.data.datamodules import NodeLevelDataModule
+from graphbench.data.sources.node.wikics import WikiCS
 from graphbench.errors import ConfigError, DataError
 
 
@@ -30,13 +31,20 @@ def write_wikics(root: Path, num_nodes: int = 15, seed: int = 0) -> dict[str, An
     return raw
 
 
-def make_dm(root: Path, tmp_path: Path, **overrides: Any) -> WikiCSDataModule:
+def make_dm(root: Path, tmp_path: Path, **overrides: Any) -> NodeLevelDataModule:
     args: dict[str, Any] = dict(
-        name="wikics", data_dir=root, cache_dir=tmp_path / "cache", batch_size=1, task_type="multiclass", metric="accuracy",
-        higher_is_better=True, split="official", download=False,
+        name="wikics",
+        data_dir=root,
+        cache_dir=tmp_path / "cache",
+        batch_size=1,
+        task_type="multiclass",
+        metric="accuracy",
+        higher_is_better=True,
+        split="official",
+        download=False,
     )
     args.update(overrides)
-    return WikiCSDataModule(**args)
+    return NodeLevelDataModule(source=WikiCS(), **args)
 
 
 def test_reads_official_json_like_torch_geometric(tmp_path: Path) -> None:
@@ -58,5 +66,5 @@ def test_reads_official_json_like_torch_geometric(tmp_path: Path) -> None:
 def test_split_index_range_and_missing_file(tmp_path: Path) -> None:
     with pytest.raises(ConfigError, match=r"0\.\.19"):
         make_dm(tmp_path, tmp_path, split_index=20)
-    with pytest.raises(DataError, match="WikiCS/raw/data.json"):
+    with pytest.raises(DataError, match=r"WikiCS/raw/data.json"):
         make_dm(tmp_path, tmp_path).setup()

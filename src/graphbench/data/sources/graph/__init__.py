@@ -1,0 +1,1 @@
+"""Sources of graph-level datasets: molecules, TU, superpixel images, generated graphs."""

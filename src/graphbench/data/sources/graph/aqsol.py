@@ -5,23 +5,24 @@ Raw layout (that of ``torch_geometric.datasets.AQSOL(root=<data_dir>/AQSOL)``)::
     AQSOL/raw/{train,val,test}.pickle   lists of tuples (x, edge_attr, edge_index, y) of numpy arrays:
                                         x [N] atom type (65), edge_attr [E] bond type (5), edge_index [2, E], y float
 """
+
 from __future__ import annotations
 
-from pathlib import Path
 from typing import Any
 
 import numpy as np
 import torch
 from torch import Tensor
 
-from graphbench.data.io.archives import Archive, ensure_raw_files_from_archives
-from graphbench.data.datamodules.graph_level import SPLITS, GraphDataModule
-from graphbench.data.store.collate import collate_graph_list
-from graphbench.data.store.graph_store import GraphStore
-from graphbench.info import DatasetInfo, FeatureSpec
+from graphbench.data.io.archives import Archive
 from graphbench.data.io.raw_files import RawFile
+from graphbench.data.io.raw_root import RawRoot
 from graphbench.data.io.safe_load import load_tensor_pickle
+from graphbench.data.sources.base import Source
+from graphbench.data.store.collate import collate
+from graphbench.data.store.graph_store import GraphStore
 from graphbench.errors import DataError
+from graphbench.info import SPLITS, DataFacts, FeatureSpec
 
 AQSOL_ARCHIVE = Archive("https://www.dropbox.com/s/lzu9lmukwov12kt/aqsol_graph_raw.zip?dl=1", "asqol_graph_raw/", "AQSOL/raw")
 AQSOL_FILES = [RawFile(f"AQSOL/raw/{split}.pickle") for split in SPLITS]
@@ -45,35 +46,25 @@ def aqsol_graph(entry: Any, where: str) -> tuple[Tensor, Tensor, Tensor, float] 
     return x, edge_index, edge_attr, float(y)
 
 
-class AQSOLDataModule(GraphDataModule):
+class AQSOL(Source):
     r"""AQSOL: regress aqueous solubility of ~9.8k molecules from atom and bond types, scored by MAE,
     with the official train/val/test pickles. Nodes: 65 atom types, edges: bond types (categorical).
     Graphs without any bond are skipped, as in PyG's loader."""
 
-    version = "1"
-
-    def __init__(self, *, download: bool = False, **kwargs: Any) -> None:
-        super().__init__(**kwargs)
-        self.download = download
-
-    @property
-    def info(self) -> DatasetInfo:
-        return self.make_info(
+    def facts(self, store: GraphStore | None = None) -> DataFacts:
+        return DataFacts(
             num_outputs=1,
             node_features=FeatureSpec("categorical", cardinalities=(NUM_ATOM_TYPES,)),
             edge_features=FeatureSpec("categorical", cardinalities=(NUM_BOND_TYPES,)),
         )
 
-    def raw_paths(self) -> list[Path]:
-        return ensure_raw_files_from_archives(self.data_dir, AQSOL_FILES, "AQSOL", self.download, [AQSOL_ARCHIVE])
-
-    def build(self) -> tuple[GraphStore, dict[str, Tensor]]:
+    def build(self, raw: RawRoot) -> tuple[GraphStore, dict[str, Tensor]]:
         xs: list[Tensor] = []
         edge_indices: list[Tensor] = []
         edge_attrs: list[Tensor] = []
         ys: list[float] = []
         splits = {}
-        for split, path in zip(SPLITS, self.raw_paths()):
+        for split, path in zip(SPLITS, raw.locate(AQSOL_FILES, "AQSOL", [AQSOL_ARCHIVE])):
             graphs = load_tensor_pickle(path)
             if not isinstance(graphs, (list, tuple)):
                 raise DataError(f"{path}: expected a list of graphs, got {type(graphs).__name__}")
@@ -88,7 +79,7 @@ class AQSOLDataModule(GraphDataModule):
                 ys.append(graph[3])
             splits[split] = torch.arange(start, len(ys))
         y = torch.tensor(ys, dtype=torch.float).view(-1, 1)
-        data, slices = collate_graph_list(edge_indices, {"x": xs}, {"edge_attr": edge_attrs}, {"y": y})
+        data, slices = collate(edge_indices, {"x": xs}, {"edge_attr": edge_attrs}, {"y": y})
         if int(data.x.max()) >= NUM_ATOM_TYPES or int(data.edge_attr.max()) >= NUM_BOND_TYPES:
             raise DataError(f"AQSOL atom/bond types exceed the official {NUM_ATOM_TYPES}/{NUM_BOND_TYPES} types")
         return GraphStore(data, slices), splits

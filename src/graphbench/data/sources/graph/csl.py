@@ -4,6 +4,7 @@ The graphs are generated here (deterministically); the folds are the official Be
 index files ``benchmarking-gnns/CSL/CSL_{train,val,test}.index`` (5 folds, one per line), which
 index graphs ordered by class: graphs ``15c .. 15c+14`` have skip length ``skips[c]``.
 """
+
 from __future__ import annotations
 
 from typing import Any
@@ -12,18 +13,19 @@ import numpy as np
 import torch
 from torch import Tensor
 
-from graphbench.data.datamodules.graph_level import GraphDataModule
-from graphbench.data.store.collate import collate_graph_list
-from graphbench.data.sources.folds import check_split_index, fold_from_index_files
+from graphbench.data.io.raw_files import RawFile
+from graphbench.data.io.raw_root import RawRoot
+from graphbench.data.sources.base import Source
+from graphbench.data.splits import check_split_index, fold_from_index_files
+from graphbench.data.store.collate import collate
 from graphbench.data.store.graph_store import GraphStore
-from graphbench.info import DatasetInfo, FeatureSpec
-from graphbench.data.io.raw_files import RawFile, ensure_raw_files
 from graphbench.errors import ConfigError
+from graphbench.info import SPLITS, DataFacts, FeatureSpec
 
 NUM_FOLDS = 5
 CSL_SKIPS = (2, 3, 4, 5, 6, 9, 11, 12, 13, 16)
 FOLD_URL = "https://raw.githubusercontent.com/graphdeeplearning/benchmarking-gnns/master/data/CSL/CSL_{}.index"
-CSL_FOLD_FILES = [RawFile(f"benchmarking-gnns/CSL/CSL_{s}.index", url=FOLD_URL.format(s)) for s in ("train", "val", "test")]
+CSL_FOLD_FILES = [RawFile(f"benchmarking-gnns/CSL/CSL_{s}.index", url=FOLD_URL.format(s)) for s in SPLITS]
 
 
 def csl_edge_index(num_nodes: int, skip: int, permutation: np.ndarray | None = None) -> np.ndarray:
@@ -51,13 +53,11 @@ def generate_csl(num_nodes: int, skips: tuple[int, ...], graphs_per_class: int, 
     return graphs, torch.tensor(labels, dtype=torch.long)
 
 
-class CSLDataModule(GraphDataModule):
+class CSL(Source):
     r"""CSL: 150 4-regular graphs on 41 nodes, 10 classes (the skip length), 15 graphs per class.
     All graphs of a class are isomorphic and every node looks alike locally, so a 1-WL-bounded
     MPNN without positional encodings is at chance (10%); the task measures what PEs add. Scored
     by accuracy on fold ``split_index`` (0..4) of the official 5-fold split (90 / 30 / 30 graphs)."""
-
-    version = "1"
 
     def __init__(
         self,
@@ -67,30 +67,25 @@ class CSLDataModule(GraphDataModule):
         skips: tuple[int, ...] = CSL_SKIPS,
         graphs_per_class: int = 15,
         generation_seed: int = 0,
-        download: bool = False,
-        **kwargs: Any,
     ) -> None:
-        super().__init__(**kwargs)
-        self.split_index = check_split_index(split_index, NUM_FOLDS, self.name)
+        self.split_index = check_split_index(split_index, NUM_FOLDS, "csl")
         self.skips = tuple(int(s) for s in skips)
         if any(not 1 < s < num_nodes - 1 for s in self.skips) or len(set(self.skips)) != len(self.skips):
             raise ConfigError(f"dataset.skips must be distinct skip lengths in 2..{num_nodes - 2}, got {list(self.skips)}")
         self.num_nodes = num_nodes
         self.graphs_per_class = graphs_per_class
         self.generation_seed = generation_seed
-        self.download = download
 
-    @property
-    def info(self) -> DatasetInfo:
-        return self.make_info(num_outputs=len(self.skips), node_features=FeatureSpec("constant"), edge_features=None)
+    def facts(self, store: GraphStore | None = None) -> DataFacts:
+        return DataFacts(num_outputs=len(self.skips), node_features=FeatureSpec("constant"), edge_features=None)
 
     def cache_params(self) -> tuple[Any, ...]:
-        return (self.name, self.split_index, self.num_nodes, self.skips, self.graphs_per_class, self.generation_seed)
+        return (self.split_index, self.num_nodes, self.skips, self.graphs_per_class, self.generation_seed)
 
-    def build(self) -> tuple[GraphStore, dict[str, Tensor]]:
-        paths = ensure_raw_files(self.data_dir, CSL_FOLD_FILES, "CSL (fold index files)", self.download)
+    def build(self, raw: RawRoot) -> tuple[GraphStore, dict[str, Tensor]]:
+        paths = raw.locate(CSL_FOLD_FILES, "CSL (fold index files)")
         edge_indices, y = generate_csl(self.num_nodes, self.skips, self.graphs_per_class, self.generation_seed)
         xs = [torch.zeros(self.num_nodes, 1, dtype=torch.long) for _ in edge_indices]
-        data, slices = collate_graph_list(edge_indices, {"x": xs}, None, {"y": y})
-        splits = fold_from_index_files(dict(zip(("train", "val", "test"), paths)), self.split_index, NUM_FOLDS, len(y))
+        data, slices = collate(edge_indices, {"x": xs}, graph={"y": y})
+        splits = fold_from_index_files(dict(zip(SPLITS, paths)), self.split_index, NUM_FOLDS, len(y))
         return GraphStore(data, slices), splits

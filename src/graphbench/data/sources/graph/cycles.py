@@ -1,4 +1,5 @@
 """CYCLES: does a graph contain a cycle of a given length? (Loukas, 2020; Dwivedi et al., 2020)."""
+
 from __future__ import annotations
 
 from typing import Any
@@ -7,10 +8,12 @@ import numpy as np
 import torch
 from torch import Tensor
 
-from graphbench.data.datamodules.graph_level import GraphDataModule
-from graphbench.data.store.graph_store import GraphStore, collate_arrays
-from graphbench.info import DatasetInfo, FeatureSpec
+from graphbench.data.io.raw_root import RawRoot
+from graphbench.data.sources.base import Source
+from graphbench.data.store.collate import collate
+from graphbench.data.store.graph_store import GraphStore
 from graphbench.errors import ConfigError
+from graphbench.info import SPLITS, DataFacts, FeatureSpec
 
 
 def _tree_distances(parent: np.ndarray, source: int) -> np.ndarray:
@@ -93,15 +96,13 @@ def generate_cycles(
     return graphs, torch.from_numpy(labels).float().view(-1, 1)
 
 
-class CyclesDataModule(GraphDataModule):
+class Cycles(Source):
     r"""A generated, graph-level binary task that needs no download: detect a cycle of
     ``cycle_length`` nodes (6 by default, as the CYCLES benchmark of Loukas (2020) used in
     Dwivedi et al. (2020)). Positives are random trees with one edge that closes a cycle of that
     length; negatives are trees (default) or close a cycle of another length (``other_lengths``,
     the harder variant). Nodes carry no features (a constant input), so a graph-agnostic model is at
-    chance level, 50% accuracy."""
-
-    version = "1"
+    chance level, 50% accuracy. ``num_train``/``num_val``/``num_test`` graphs, in that order."""
 
     def __init__(
         self,
@@ -114,9 +115,7 @@ class CyclesDataModule(GraphDataModule):
         cycle_length: int = 6,
         other_lengths: tuple[int, ...] = (),
         generation_seed: int = 0,
-        **kwargs: Any,
     ) -> None:
-        super().__init__(**kwargs)
         if not 3 <= cycle_length <= min_nodes <= max_nodes:
             raise ConfigError(f"need 3 <= cycle_length <= min_nodes <= max_nodes, got {cycle_length}, {min_nodes}, {max_nodes}")
         others = [int(k) for k in other_lengths]
@@ -127,21 +126,22 @@ class CyclesDataModule(GraphDataModule):
         self.cycle_length, self.other_lengths = cycle_length, others
         self.generation_seed = generation_seed
 
-    @property
-    def info(self) -> DatasetInfo:
-        return self.make_info(num_outputs=1, node_features=FeatureSpec("constant"), edge_features=None)
+    def facts(self, store: GraphStore | None = None) -> DataFacts:
+        return DataFacts(num_outputs=1, node_features=FeatureSpec("constant"), edge_features=None)
 
     def cache_params(self) -> tuple[Any, ...]:
-        return (self.name, self.sizes, self.min_nodes, self.max_nodes, self.cycle_length, self.other_lengths, self.generation_seed)
+        return (self.sizes, self.min_nodes, self.max_nodes, self.cycle_length, self.other_lengths, self.generation_seed)
 
     def expected_num_graphs(self) -> int | None:
         return sum(self.sizes)
 
-    def build(self) -> tuple[GraphStore, dict[str, Tensor]]:
+    def build(self, raw: RawRoot) -> tuple[GraphStore, dict[str, Tensor]]:
         total = sum(self.sizes)
-        graphs, y = generate_cycles(total, self.min_nodes, self.max_nodes, self.cycle_length, self.other_lengths, self.generation_seed)
-        node_feat = [np.zeros((int(ei.max()) + 1, 1), dtype=np.int64) for ei in graphs]
-        data, slices = collate_arrays(node_feat, graphs, None, y)
-        bounds = np.cumsum((0,) + self.sizes)
-        splits = {name: torch.arange(int(bounds[i]), int(bounds[i + 1])) for i, name in enumerate(("train", "val", "test"))}
+        graphs, y = generate_cycles(
+            total, self.min_nodes, self.max_nodes, self.cycle_length, self.other_lengths, self.generation_seed
+        )
+        xs = [torch.zeros(int(edge_index.max()) + 1, 1, dtype=torch.long) for edge_index in graphs]
+        data, slices = collate([torch.from_numpy(edge_index) for edge_index in graphs], {"x": xs}, graph={"y": y})
+        bounds = np.cumsum((0, *self.sizes))
+        splits = {name: torch.arange(int(bounds[i]), int(bounds[i + 1])) for i, name in enumerate(SPLITS)}
         return GraphStore(data, slices), splits

@@ -14,19 +14,22 @@ shuffled, then about 10% of the edges toggled; graphs with an isolated node are 
 generators are written with numpy here (trees are uniform random trees instead of networkx's
 power-law trees), so the graphs are PNA's distribution, not PNA's exact files.
 """
+
 from __future__ import annotations
 
-from typing import Any, Callable, Mapping
+from collections.abc import Callable, Mapping
+from typing import Any
 
 import numpy as np
 import torch
 from torch import Tensor
 
-from graphbench.data.datamodules.graph_level import SPLITS, GraphDataModule
-from graphbench.data.store.collate import collate_graph_list
+from graphbench.data.io.raw_root import RawRoot
+from graphbench.data.sources.base import Source
+from graphbench.data.store.collate import collate
 from graphbench.data.store.graph_store import GraphStore
-from graphbench.info import DatasetInfo, FeatureSpec
 from graphbench.errors import ConfigError
+from graphbench.info import SPLITS, DataFacts, FeatureSpec
 
 TARGETS = ("is_connected", "diameter", "spectral_radius")
 
@@ -57,7 +60,7 @@ def barabasi_albert(n: int, rng: np.random.Generator) -> np.ndarray:
     degree[0], degree[1 : m + 1] = m, 1
     for v in range(m + 1, n):
         # m distinct nodes drawn with probability proportional to degree (Gumbel top-k sampling)
-        targets = np.argsort(np.log(degree[:v]) + rng.gumbel(size=v))[v - m:]
+        targets = np.argsort(np.log(degree[:v]) + rng.gumbel(size=v))[v - m :]
         edges += [(v, int(t)) for t in targets]
         degree[targets] += 1
         degree[v] = m
@@ -73,7 +76,9 @@ def grid(n: int, rng: np.random.Generator) -> np.ndarray:
 
 def caveman(n: int, rng: np.random.Generator) -> np.ndarray:
     cliques, size = _near_square(n)
-    return _edges_to_adj(n, [(c * size + i, c * size + j) for c in range(cliques) for i in range(size) for j in range(i + 1, size)])
+    return _edges_to_adj(
+        n, [(c * size + i, c * size + j) for c in range(cliques) for i in range(size) for j in range(i + 1, size)]
+    )
 
 
 def tree(n: int, rng: np.random.Generator) -> np.ndarray:
@@ -89,7 +94,7 @@ def tree(n: int, rng: np.random.Generator) -> np.ndarray:
         degree[leaf] -= 1
         degree[v] -= 1
     u, w = np.flatnonzero(degree == 1)
-    return _edges_to_adj(n, edges + [(int(u), int(w))])
+    return _edges_to_adj(n, [*edges, (int(u), int(w))])
 
 
 def ladder(n: int, rng: np.random.Generator) -> np.ndarray:
@@ -123,8 +128,16 @@ def lobster(n: int, rng: np.random.Generator) -> np.ndarray:
 
 #: PNA's mixture of graph types and their probabilities
 MIXTURE: tuple[tuple[Callable[[int, np.random.Generator], np.ndarray], float], ...] = (
-    (erdos_renyi, 0.2), (barabasi_albert, 0.2), (grid, 0.05), (caveman, 0.05), (tree, 0.15),
-    (ladder, 0.05), (line, 0.05), (star, 0.05), (caterpillar, 0.1), (lobster, 0.1),
+    (erdos_renyi, 0.2),
+    (barabasi_albert, 0.2),
+    (grid, 0.05),
+    (caveman, 0.05),
+    (tree, 0.15),
+    (ladder, 0.05),
+    (line, 0.05),
+    (star, 0.05),
+    (caterpillar, 0.1),
+    (lobster, 0.1),
 )
 
 
@@ -176,7 +189,7 @@ def generate_graph(n: int, rng: np.random.Generator) -> np.ndarray:
             return adj
 
 
-class GraphTheoryPropDataModule(GraphDataModule):
+class GraphTheoryProp(Source):
     r"""GraphTheoryProp, graph-level: regress connectivity, diameter and spectral radius of random
     graphs (train on 15–24 nodes, val/test on 15–19, PNA's 5,120 / 640 / 1,280 graphs), scored by
     ``log_mse``. ``nodes[split]`` is the inclusive range of sizes and ``graphs_per_size[split]`` the
@@ -190,26 +203,25 @@ class GraphTheoryPropDataModule(GraphDataModule):
         nodes: Mapping[str, list[int]],
         graphs_per_size: Mapping[str, int],
         generation_seed: int = 0,
-        **kwargs: Any,
     ) -> None:
-        super().__init__(**kwargs)
         for split in SPLITS:
             lo_hi = list(nodes.get(split, ()))
             if len(lo_hi) != 2 or not 3 <= lo_hi[0] <= lo_hi[1] or int(graphs_per_size.get(split, 0)) < 1:
-                raise ConfigError(f"dataset.nodes.{split} must be [min, max] with 3 <= min <= max and "
-                                  f"dataset.graphs_per_size.{split} >= 1; got {lo_hi}, {graphs_per_size.get(split)}")
+                raise ConfigError(
+                    f"dataset.nodes.{split} must be [min, max] with 3 <= min <= max and "
+                    f"dataset.graphs_per_size.{split} >= 1; got {lo_hi}, {graphs_per_size.get(split)}"
+                )
         self.nodes = {s: (int(nodes[s][0]), int(nodes[s][1])) for s in SPLITS}
         self.graphs_per_size = {s: int(graphs_per_size[s]) for s in SPLITS}
         self.generation_seed = generation_seed
 
-    @property
-    def info(self) -> DatasetInfo:
-        return self.make_info(num_outputs=len(TARGETS), node_features=FeatureSpec("dense", dim=2), edge_features=None)
+    def facts(self, store: GraphStore | None = None) -> DataFacts:
+        return DataFacts(num_outputs=len(TARGETS), node_features=FeatureSpec("dense", dim=2), edge_features=None)
 
     def cache_params(self) -> tuple[Any, ...]:
-        return (self.name, sorted(self.nodes.items()), sorted(self.graphs_per_size.items()), self.generation_seed)
+        return (sorted(self.nodes.items()), sorted(self.graphs_per_size.items()), self.generation_seed)
 
-    def build(self) -> tuple[GraphStore, dict[str, Tensor]]:
+    def build(self, raw: RawRoot) -> tuple[GraphStore, dict[str, Tensor]]:
         rng = np.random.default_rng(self.generation_seed)
         edge_indices, xs, targets, splits = [], [], [], {}
         for split in SPLITS:
@@ -226,5 +238,5 @@ class GraphTheoryPropDataModule(GraphDataModule):
             splits[split] = torch.arange(start, len(targets))
         y = np.stack(targets)
         y = y / y[splits["train"].numpy()].max(axis=0)  # PNA: each target divided by its training-set maximum
-        data, slices = collate_graph_list(edge_indices, {"x": xs}, None, {"y": torch.from_numpy(y.astype(np.float32))})
+        data, slices = collate(edge_indices, {"x": xs}, graph={"y": torch.from_numpy(y.astype(np.float32))})
         return GraphStore(data, slices), splits

@@ -8,6 +8,7 @@ Raw layout (that of ``ogb.graphproppred.PygGraphPropPredDataset(name, root=<data
 Molecules are featurized from the SMILES with ``ogb.utils.smiles2graph`` (9 atom, 3 bond features),
 the function OGB used to produce its own graph files from the same SMILES.
 """
+
 from __future__ import annotations
 
 import csv
@@ -20,13 +21,14 @@ import numpy as np
 import torch
 from torch import Tensor
 
-from graphbench.data.io.archives import Archive, ensure_raw_files_from_archives
-from graphbench.data.datamodules.graph_level import GraphDataModule
-from graphbench.data.store.graph_store import GraphStore
-from graphbench.info import DatasetInfo, FeatureSpec
-from graphbench.data.sources.molecules import featurize_smiles
+from graphbench.data.io.archives import Archive
 from graphbench.data.io.raw_files import RawFile
+from graphbench.data.io.raw_root import RawRoot
+from graphbench.data.sources.base import Source
+from graphbench.data.sources.molecules import featurize_smiles
+from graphbench.data.store.graph_store import GraphStore
 from graphbench.errors import ConfigError, DataError
+from graphbench.info import SPLITS, DataFacts, FeatureSpec
 
 #: OGB name -> (download name in OGB's master.csv, number of tasks)
 OGB_MOL_DATASETS: dict[str, tuple[str, int]] = {"ogbg-molhiv": ("hiv", 1), "ogbg-molpcba": ("pcba", 128)}
@@ -37,7 +39,7 @@ SPLIT_FILES = {"train": "train", "val": "valid", "test": "test"}
 def ogb_raw_files(ogb_name: str) -> list[RawFile]:
     folder = ogb_name.replace("-", "_")
     return [RawFile(f"{folder}/mapping/mol.csv.gz")] + [
-        RawFile(f"{folder}/split/scaffold/{SPLIT_FILES[s]}.csv.gz") for s in ("train", "val", "test")
+        RawFile(f"{folder}/split/scaffold/{SPLIT_FILES[s]}.csv.gz") for s in SPLITS
     ]
 
 
@@ -69,40 +71,32 @@ def read_split_csv(path: Path, num_graphs: int) -> Tensor:
     return idx
 
 
-class OGBGraphDataModule(GraphDataModule):
+class OGBGraphProperty(Source):
     r"""An OGB molecule dataset with its official scaffold split. ``ogbg-molhiv``: 41,127 molecules, one
     binary task (HIV inhibition), ROC-AUC. ``ogbg-molpcba``: 437,929 molecules, 128 binary bioassays
-    with missing labels (NaN, ignored by loss and metric), average precision over tasks."""
+    with missing labels (NaN, ignored by loss and metric), average precision over tasks.
+    ``featurize_workers``: processes for the SMILES featurization (``None``: every usable core)."""
 
-    version = "1"
-
-    def __init__(self, *, ogb_name: str, download: bool = False, featurize_workers: int | None = None, **kwargs: Any) -> None:
+    def __init__(self, *, ogb_name: str, featurize_workers: int | None = None) -> None:
         if ogb_name not in OGB_MOL_DATASETS:
             raise ConfigError(f"dataset.ogb_name={ogb_name!r} is not supported; valid: {sorted(OGB_MOL_DATASETS)}")
-        super().__init__(**kwargs)
         self.ogb_name = ogb_name
-        self.download = download
         self.featurize_workers = featurize_workers
 
-    @property
-    def info(self) -> DatasetInfo:
+    def facts(self, store: GraphStore | None = None) -> DataFacts:
         num_tasks = OGB_MOL_DATASETS[self.ogb_name][1]
-        return self.make_info(num_outputs=num_tasks, node_features=FeatureSpec("atom"), edge_features=FeatureSpec("bond"))
+        return DataFacts(num_outputs=num_tasks, node_features=FeatureSpec("atom"), edge_features=FeatureSpec("bond"))
 
     def cache_params(self) -> tuple[Any, ...]:
-        return (self.name, self.ogb_name)
+        return (self.ogb_name,)
 
-    def raw_paths(self) -> list[Path]:
-        archive = Archive(OGB_URL.format(OGB_MOL_DATASETS[self.ogb_name][0]), OGB_MOL_DATASETS[self.ogb_name][0] + "/",
-                          self.ogb_name.replace("-", "_"))
-        return ensure_raw_files_from_archives(self.data_dir, ogb_raw_files(self.ogb_name), self.ogb_name, self.download, [archive])
-
-    def build(self) -> tuple[GraphStore, dict[str, Tensor]]:
-        mol_path, *split_paths = self.raw_paths()
+    def build(self, raw: RawRoot) -> tuple[GraphStore, dict[str, Tensor]]:
+        download_name, expected = OGB_MOL_DATASETS[self.ogb_name]
+        archive = Archive(OGB_URL.format(download_name), download_name + "/", self.ogb_name.replace("-", "_"))
+        mol_path, *split_paths = raw.locate(ogb_raw_files(self.ogb_name), self.ogb_name, [archive])
         smiles, y, tasks = read_mol_csv(mol_path)
-        expected = OGB_MOL_DATASETS[self.ogb_name][1]
         if len(tasks) != expected:
             raise DataError(f"{mol_path}: {self.ogb_name} has {expected} tasks, found {len(tasks)} columns {tasks[:5]}...")
         data, slices = featurize_smiles(smiles, y, self.featurize_workers)
-        splits = {s: read_split_csv(p, len(smiles)) for s, p in zip(("train", "val", "test"), split_paths)}
+        splits = {s: read_split_csv(p, len(smiles)) for s, p in zip(SPLITS, split_paths)}
         return GraphStore(data, slices), splits

@@ -3,6 +3,7 @@
 Both are the same 15,535 peptides (SMILES featurized with OGB's ``smiles2graph``) with the same
 official stratified split; they differ in the csv.gz's label columns and in the task.
 """
+
 from __future__ import annotations
 
 import ast
@@ -15,12 +16,15 @@ import numpy as np
 import torch
 from torch import Tensor
 
-from graphbench.data.datamodules.graph_level import GraphDataModule
-from graphbench.data.store.graph_store import GraphStore
-from graphbench.info import DatasetInfo, FeatureSpec
+from graphbench.data.io.raw_files import RawFile
+from graphbench.data.io.raw_root import RawRoot
+from graphbench.data.io.safe_load import load_numpy_pickle
+from graphbench.data.sources.base import Source
 from graphbench.data.sources.molecules import as_float_labels, featurize_smiles
-from graphbench.data.io.raw_files import RawFile, as_index_array, ensure_raw_files, load_numpy_pickle
+from graphbench.data.splits import as_index_array
+from graphbench.data.store.graph_store import GraphStore
 from graphbench.errors import DataError
+from graphbench.info import SPLITS, DataFacts, FeatureSpec
 
 PEPTIDES_FUNC_FILES = [
     RawFile(
@@ -53,10 +57,17 @@ PEPTIDES_STRUCT_FILES = [
 NUM_PEPTIDES = 15_535
 
 PEPTIDES_STRUCT_TARGETS = (
-    "Inertia_mass_a", "Inertia_mass_b", "Inertia_mass_c",
-    "Inertia_valence_a", "Inertia_valence_b", "Inertia_valence_c",
-    "length_a", "length_b", "length_c",
-    "Spherocity", "Plane_best_fit",
+    "Inertia_mass_a",
+    "Inertia_mass_b",
+    "Inertia_mass_c",
+    "Inertia_valence_a",
+    "Inertia_valence_b",
+    "Inertia_valence_c",
+    "length_a",
+    "length_b",
+    "length_c",
+    "Spherocity",
+    "Plane_best_fit",
 )
 
 
@@ -107,29 +118,28 @@ def standardize_columns(values: np.ndarray) -> np.ndarray:
 def read_split(path: Path, num_graphs: int) -> dict[str, Tensor]:
     """The official split pickle: a dict of int64 arrays ``train``/``val``/``test``."""
     raw = load_numpy_pickle(path)
-    if not isinstance(raw, dict) or not {"train", "val", "test"} <= set(raw):
+    if not isinstance(raw, dict) or not set(SPLITS) <= set(raw):
         raise DataError(f"{path}: expected a dict with keys train/val/test, got {type(raw).__name__}")
-    splits = {k: torch.from_numpy(as_index_array(raw[k], k)) for k in ("train", "val", "test")}
+    splits = {k: torch.from_numpy(as_index_array(raw[k], k)) for k in SPLITS}
     for k, idx in splits.items():
         if idx.numel() and (idx.min() < 0 or idx.max() >= num_graphs):
             raise DataError(f"{path}: split '{k}' indexes outside the {num_graphs} graphs")
     return splits
 
 
-class _PeptidesDataModule(GraphDataModule):
-    """What Peptides-func and -struct share: MD5-checked raw files, SMILES featurization, the split."""
+class _Peptides(Source):
+    """What Peptides-func and -struct share: MD5-checked raw files (checked even when a processed
+    cache exists: a corrupted data root must not pass), SMILES featurization, the official split.
+    ``featurize_workers``: processes for the featurization (``None``: every usable core)."""
 
     title: str = ""
     num_outputs: int = 0
 
-    def __init__(self, *, download: bool = False, featurize_workers: int | None = None, **kwargs: Any) -> None:
-        super().__init__(**kwargs)
-        self.download = download
+    def __init__(self, *, featurize_workers: int | None = None) -> None:
         self.featurize_workers = featurize_workers
 
-    @property
-    def info(self) -> DatasetInfo:
-        return self.make_info(num_outputs=self.num_outputs, node_features=FeatureSpec("atom"), edge_features=FeatureSpec("bond"))
+    def facts(self, store: GraphStore | None = None) -> DataFacts:
+        return DataFacts(num_outputs=self.num_outputs, node_features=FeatureSpec("atom"), edge_features=FeatureSpec("bond"))
 
     def expected_num_graphs(self) -> int | None:
         return NUM_PEPTIDES
@@ -137,29 +147,27 @@ class _PeptidesDataModule(GraphDataModule):
     def raw_files(self) -> list[RawFile]:
         raise NotImplementedError
 
-    def raw_paths(self) -> list[Path]:
-        return ensure_raw_files(self.data_dir, self.raw_files(), self.title, self.download)
+    def raw_paths(self, raw: RawRoot) -> list[Path]:
+        return raw.locate(self.raw_files(), self.title)
 
-    def _processed(self) -> dict[str, Any]:
-        self.raw_paths()  # verify the raw files even when a cache exists: a corrupted root must not pass
-        return super()._processed()
+    def check_raw_files(self, raw: RawRoot) -> None:
+        self.raw_paths(raw)
 
     def read_labels(self, csv_path: Path) -> tuple[list[str], Tensor]:
         raise NotImplementedError
 
-    def build(self) -> tuple[GraphStore, dict[str, Tensor]]:
-        csv_path, split_path = self.raw_paths()
+    def build(self, raw: RawRoot) -> tuple[GraphStore, dict[str, Tensor]]:
+        csv_path, split_path = self.raw_paths(raw)
         smiles, y = self.read_labels(csv_path)
         data, slices = featurize_smiles(smiles, y, self.featurize_workers)
         return GraphStore(data, slices), read_split(split_path, len(smiles))
 
 
-class PeptidesFuncDataModule(_PeptidesDataModule):
+class PeptidesFunc(_Peptides):
     r"""Peptides-func: 15,535 peptides, 10-way multilabel binary classification of function,
     scored by average precision averaged over the labels (the LRGB protocol), with the official
     stratified split (10,873 / 2,331 / 2,331)."""
 
-    version = "1"
     title = "Peptides-func"
     num_outputs = 10
 
@@ -171,7 +179,7 @@ class PeptidesFuncDataModule(_PeptidesDataModule):
         return smiles, as_float_labels(labels)
 
 
-class PeptidesStructDataModule(_PeptidesDataModule):
+class PeptidesStruct(_Peptides):
     r"""Peptides-struct: the same peptides and split, 11 regression targets of 3D structure
     (inertia of mass and valence, lengths along the principal axes, sphericity, plane of best fit),
     scored by MAE averaged over targets (LRGB).
@@ -180,16 +188,15 @@ class PeptidesStructDataModule(_PeptidesDataModule):
     what LRGB's released ``peptide_structure_normalized_dataset.csv.gz`` holds and what published
     Peptides-struct MAEs refer to; ``standardize_targets: false`` keeps the raw values."""
 
-    version = "1"
     title = "Peptides-struct"
     num_outputs = len(PEPTIDES_STRUCT_TARGETS)
 
-    def __init__(self, *, standardize_targets: bool = True, **kwargs: Any) -> None:
-        super().__init__(**kwargs)
+    def __init__(self, *, standardize_targets: bool = True, featurize_workers: int | None = None) -> None:
+        super().__init__(featurize_workers=featurize_workers)
         self.standardize_targets = standardize_targets
 
     def cache_params(self) -> tuple[Any, ...]:
-        return (self.name, self.standardize_targets)
+        return (self.standardize_targets,)
 
     def raw_files(self) -> list[RawFile]:
         return PEPTIDES_STRUCT_FILES

@@ -10,6 +10,7 @@ Raw layout (that of ``torch_geometric.datasets.TUDataset(root=<data_dir>/TUDatas
 Folds: the fixed Benchmarking-GNNs index files ``benchmarking-gnns/TUs/<PREFIX>_{train,val,test}.index``
 (one fold per line) where they exist, else a seeded stratified 10-fold split (80/10/10).
 """
+
 from __future__ import annotations
 
 from pathlib import Path
@@ -19,14 +20,15 @@ import numpy as np
 import torch
 from torch import Tensor
 
-from graphbench.data.io.archives import Archive, ensure_raw_files_from_archives
-from graphbench.data.datamodules.graph_level import GraphDataModule
-from graphbench.data.store.collate import collate_concatenated
-from graphbench.data.sources.folds import check_split_index, fold_from_index_files, stratified_cv_fold
-from graphbench.data.store.graph_store import GraphStore
-from graphbench.info import DatasetInfo, FeatureSpec
+from graphbench.data.io.archives import Archive
 from graphbench.data.io.raw_files import RawFile
+from graphbench.data.io.raw_root import RawRoot
+from graphbench.data.sources.base import Source
+from graphbench.data.splits import check_split_index, fold_from_index_files, stratified_cv_fold
+from graphbench.data.store.collate import collate_concatenated
+from graphbench.data.store.graph_store import GraphStore
 from graphbench.errors import DataError
+from graphbench.info import SPLITS, DataFacts, FeatureSpec
 
 NUM_FOLDS = 10
 TU_URL = "https://www.chrsmrrs.com/graphkerneldatasets/{}.zip"
@@ -63,6 +65,7 @@ def read_tu(raw_dir: Path, name: str, files: tuple[str, ...], use_node_attr: boo
     when there is neither; ``edge_attr`` = edge labels shifted to start at 0 (long, categorical). Self
     loops and duplicate edges are dropped; edges are sorted by (source, target) as PyG's ``coalesce`` does.
     """
+
     def path(kind: str) -> Path:
         return raw_dir / f"{name}_{kind}.txt"
 
@@ -117,7 +120,7 @@ def read_tu(raw_dir: Path, name: str, files: tuple[str, ...], use_node_attr: boo
     return (data, slices), labels
 
 
-class TUDataModule(GraphDataModule):
+class TUDataset(Source):
     r"""A TU dataset (e.g. ENZYMES, PROTEINS, MUTAG, AIDS, DD) as multiclass graph classification
     scored by accuracy, on fold ``split_index`` (0..9) of a 10-fold cross-validation.
 
@@ -126,9 +129,8 @@ class TUDataModule(GraphDataModule):
     val = fold k+1, train = the rest). ``PROTEINS_full`` indexes the same 1,113 graphs in the same
     order as PROTEINS (only the node attributes differ), so its folds serve PROTEINS.
     Node features: node attributes (``use_node_attr``) and one-hot node labels (dense); edge labels
-    become categorical edge features."""
-
-    version = "1"
+    become categorical edge features. The number of classes and the feature widths are read from
+    the data (:meth:`facts` needs the set-up store). ``name`` names the dataset in error messages."""
 
     def __init__(
         self,
@@ -138,51 +140,49 @@ class TUDataModule(GraphDataModule):
         fold_files: str | None = None,
         fold_seed: int = 0,
         use_node_attr: bool = False,
-        download: bool = False,
-        **kwargs: Any,
+        name: str | None = None,
     ) -> None:
-        super().__init__(**kwargs)
-        self.split_index = check_split_index(split_index, NUM_FOLDS, self.name)
+        self.split_index = check_split_index(split_index, NUM_FOLDS, name or tu_name)
         self.tu_name = tu_name
         self.fold_files = fold_files
         self.fold_seed = fold_seed
         self.use_node_attr = use_node_attr
-        self.download = download
 
     def cache_params(self) -> tuple[Any, ...]:
-        return (self.name, self.tu_name, self.use_node_attr, self.fold_files, self.split_index, self.fold_seed)
+        return (self.tu_name, self.use_node_attr, self.fold_files, self.split_index, self.fold_seed)
 
-    @property
-    def info(self) -> DatasetInfo:
-        if self.dataset is None:
-            self.setup()
-        data = self.dataset._data  # type: ignore[union-attr]
+    def facts(self, store: GraphStore | None = None) -> DataFacts | None:
+        if store is None:
+            return None
+        data = store.collated
         node = FeatureSpec("dense", dim=data.x.size(1)) if data.x.is_floating_point() else FeatureSpec("constant")
         edge = None
         if data.edge_attr is not None:
             edge = FeatureSpec("categorical", cardinalities=tuple(int(c) + 1 for c in data.edge_attr.max(dim=0).values))
-        return self.make_info(num_outputs=int(data.y.max()) + 1, node_features=node, edge_features=edge)
+        return DataFacts(num_outputs=int(data.y.max()) + 1, node_features=node, edge_features=edge)
 
-    def _files(self) -> tuple[list[RawFile], tuple[str, ...]]:
-        raw = f"TUDataset/{self.tu_name}/raw"
+    def _files(self, raw: RawRoot) -> tuple[list[RawFile], tuple[str, ...]]:
+        folder = f"TUDataset/{self.tu_name}/raw"
         optional = TU_OPTIONAL.get(self.tu_name)
         if optional is None:  # an unknown TU dataset: use whichever optional files are there
             kinds = ("node_labels", "node_attributes", "edge_labels")
-            optional = tuple(k for k in kinds if (self.data_dir / raw / f"{self.tu_name}_{k}.txt").exists())
+            optional = tuple(k for k in kinds if raw.path(f"{folder}/{self.tu_name}_{k}.txt").exists())
         kinds = REQUIRED + optional
-        files = [RawFile(f"{raw}/{self.tu_name}_{k}.txt") for k in kinds]
+        files = [RawFile(f"{folder}/{self.tu_name}_{k}.txt") for k in kinds]
         if self.fold_files:
-            files += [RawFile(f"benchmarking-gnns/TUs/{self.fold_files}_{s}.index", url=FOLD_URL.format(self.fold_files, s))
-                      for s in ("train", "val", "test")]
+            files += [
+                RawFile(f"benchmarking-gnns/TUs/{self.fold_files}_{s}.index", url=FOLD_URL.format(self.fold_files, s))
+                for s in SPLITS
+            ]
         return files, kinds
 
-    def build(self) -> tuple[GraphStore, dict[str, Tensor]]:
-        files, kinds = self._files()
+    def build(self, raw: RawRoot) -> tuple[GraphStore, dict[str, Tensor]]:
+        files, kinds = self._files(raw)
         archive = Archive(TU_URL.format(self.tu_name), f"{self.tu_name}/", f"TUDataset/{self.tu_name}/raw")
-        paths = ensure_raw_files_from_archives(self.data_dir, files, f"TU {self.tu_name}", self.download, [archive])
+        paths = raw.locate(files, f"TU {self.tu_name}", [archive])
         (data, slices), labels = read_tu(paths[0].parent, self.tu_name, kinds, self.use_node_attr)
         if self.fold_files:
-            index_paths = dict(zip(("train", "val", "test"), paths[len(kinds):]))
+            index_paths = dict(zip(SPLITS, paths[len(kinds) :]))
             splits = fold_from_index_files(index_paths, self.split_index, NUM_FOLDS, len(labels))
         else:
             splits = stratified_cv_fold(labels, self.split_index, NUM_FOLDS, self.fold_seed)

@@ -6,6 +6,7 @@ Raw layout (that of ``torch_geometric.datasets.ZINC(root=<data_dir>/ZINC)``)::
                                         'bond_type' [N, N] dense (0 = no bond, 1..3), 'logP_SA_cycle_normalized' [1]
     ZINC/raw/{train,val,test}.index     the 12k subset: one line of comma-separated positions into the pickle
 """
+
 from __future__ import annotations
 
 from pathlib import Path
@@ -14,15 +15,16 @@ from typing import Any
 import torch
 from torch import Tensor
 
-from graphbench.data.io.archives import Archive, ensure_raw_files_from_archives
-from graphbench.data.datamodules.graph_level import SPLITS, GraphDataModule
-from graphbench.data.store.collate import collate_graph_list
-from graphbench.data.sources.folds import read_index_folds
-from graphbench.data.store.graph_store import GraphStore
-from graphbench.info import DatasetInfo, FeatureSpec
+from graphbench.data.io.archives import Archive
 from graphbench.data.io.raw_files import RawFile
+from graphbench.data.io.raw_root import RawRoot
 from graphbench.data.io.safe_load import load_tensor_pickle
+from graphbench.data.sources.base import Source
+from graphbench.data.splits import read_index_folds
+from graphbench.data.store.collate import collate
+from graphbench.data.store.graph_store import GraphStore
 from graphbench.errors import DataError
+from graphbench.info import SPLITS, DataFacts, FeatureSpec
 
 ZINC_ARCHIVE = Archive("https://www.dropbox.com/s/feo9qle74kg48gy/molecules.zip?dl=1", "molecules/", "ZINC/raw")
 ZINC_INDEX_URL = "https://raw.githubusercontent.com/graphdeeplearning/benchmarking-gnns/master/data/molecules/{}.index"
@@ -42,8 +44,10 @@ def molecule_tensors(mol: Any, where: str) -> tuple[Tensor, Tensor, Tensor, Tens
     """``x`` [N, 1], ``edge_index`` [2, E] (every nonzero of the bond matrix, both directions),
     ``edge_attr`` [E, 1] (its bond type) and ``y`` [1, 1] of one raw ZINC molecule."""
     if not isinstance(mol, dict) or any(k not in mol for k in KEYS):
-        raise DataError(f"{where}: expected a dict with keys {list(KEYS)}, got {type(mol).__name__} "
-                        f"{sorted(mol) if isinstance(mol, dict) else ''}")
+        raise DataError(
+            f"{where}: expected a dict with keys {list(KEYS)}, got {type(mol).__name__} "
+            f"{sorted(mol) if isinstance(mol, dict) else ''}"
+        )
     x = torch.as_tensor(mol["atom_type"]).long().view(-1, 1)
     adj = torch.as_tensor(mol["bond_type"])
     if adj.shape != (x.size(0), x.size(0)):
@@ -54,38 +58,30 @@ def molecule_tensors(mol: Any, where: str) -> tuple[Tensor, Tensor, Tensor, Tens
     return x, edge_index, edge_attr, y
 
 
-class ZINCDataModule(GraphDataModule):
+class ZINC(Source):
     r"""ZINC: regress constrained solubility (penalized logP) of molecules from their atom and bond
     types, scored by MAE. ``subset: true`` is the 12k-graph ZINC of Benchmarking GNNs (10,000 /
     1,000 / 1,000 via the official ``.index`` files); ``subset: false`` is ZINC-full (249,456 graphs,
     the pickles' own 220,011 / 24,445 / 5,000 split). Nodes: 28 atom types, edges: 3 bond types
     (categorical)."""
 
-    version = "1"
-
-    def __init__(self, *, subset: bool, download: bool = False, **kwargs: Any) -> None:
-        super().__init__(**kwargs)
+    def __init__(self, *, subset: bool) -> None:
         self.subset = subset
-        self.download = download
 
-    @property
-    def info(self) -> DatasetInfo:
-        return self.make_info(
+    def facts(self, store: GraphStore | None = None) -> DataFacts:
+        return DataFacts(
             num_outputs=1,
             node_features=FeatureSpec("categorical", cardinalities=(NUM_ATOM_TYPES,)),
             edge_features=FeatureSpec("categorical", cardinalities=(NUM_BOND_TYPES,)),
         )
 
     def cache_params(self) -> tuple[Any, ...]:
-        return (self.name, self.subset)
+        return (self.subset,)
 
-    def raw_paths(self) -> dict[str, Path]:
+    def build(self, raw: RawRoot) -> tuple[GraphStore, dict[str, Tensor]]:
         files = zinc_raw_files(self.subset)
-        paths = ensure_raw_files_from_archives(self.data_dir, files, "ZINC" if self.subset else "ZINC-full", self.download, [ZINC_ARCHIVE])
-        return {Path(f.relpath).name: p for f, p in zip(files, paths)}
-
-    def build(self) -> tuple[GraphStore, dict[str, Tensor]]:
-        paths = self.raw_paths()
+        located = raw.locate(files, "ZINC" if self.subset else "ZINC-full", [ZINC_ARCHIVE])
+        paths = {Path(f.relpath).name: p for f, p in zip(files, located)}
         xs, edge_indices, edge_attrs, ys, splits = [], [], [], [], {}
         for split in SPLITS:
             mols = load_tensor_pickle(paths[f"{split}.pickle"])
@@ -107,7 +103,7 @@ class ZINCDataModule(GraphDataModule):
                 edge_attrs.append(edge_attr)
                 ys.append(y)
             splits[split] = torch.arange(start, len(ys))
-        data, slices = collate_graph_list(edge_indices, {"x": xs}, {"edge_attr": edge_attrs}, {"y": torch.cat(ys)})
+        data, slices = collate(edge_indices, {"x": xs}, {"edge_attr": edge_attrs}, {"y": torch.cat(ys)})
         max_bond = int(data.edge_attr.max()) if data.edge_attr.numel() else 0
         if int(data.x.max()) >= NUM_ATOM_TYPES or max_bond >= NUM_BOND_TYPES:
             raise DataError(f"ZINC atom/bond types exceed the official {NUM_ATOM_TYPES}/{NUM_BOND_TYPES - 1} types")

@@ -1,0 +1,1 @@
+"""Sources of link-level datasets: node pairs in one graph or in many graphs."""

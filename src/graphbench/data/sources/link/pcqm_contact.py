@@ -1,10 +1,12 @@
 """LRGB PCQM-Contact (Dwivedi et al., 2022): predict 3D contacts between atoms of a molecule."""
+
 from __future__ import annotations
 
 import multiprocessing as mp
 import os
+from collections.abc import Sequence
 from pathlib import Path
-from typing import Any, Sequence
+from typing import Any
 
 import numpy as np
 import pandas as pd
@@ -13,11 +15,12 @@ from ogb.utils.features import atom_to_feature_vector, bond_to_feature_vector
 from torch import Tensor
 from torch_geometric.data import Data
 
-from graphbench.data.datamodules.graph_level import GraphDataModule
+from graphbench.data.io.raw_files import RawFile
+from graphbench.data.io.raw_root import RawRoot
+from graphbench.data.sources.base import Source
 from graphbench.data.store.graph_store import GraphStore
-from graphbench.info import DatasetInfo, FeatureSpec
-from graphbench.data.io.raw_files import RawFile, ensure_raw_files
 from graphbench.errors import DataError
+from graphbench.info import DataFacts, FeatureSpec
 
 PCQM_CONTACT_FILES = [
     RawFile(
@@ -92,35 +95,34 @@ def shuffle_split(num_graphs: int) -> dict[str, Tensor]:
     return {k: torch.from_numpy(v.astype(np.int64)) for k, v in split.items()}
 
 
-class PCQMContactDataModule(GraphDataModule):
+class PCQMContact(Source):
     r"""PCQM-Contact: ~529k molecules (every 6th row of ``pcqm4m-contact.tsv.gz``, those with at least one
     contact), link prediction of atom pairs in 3D contact (< 3.5 Å apart, >= 5 hops apart), with LRGB's
     90/5/5 shuffle split. Each graph carries its positive pairs as ``edge_label_index`` (both directions)
     and a global ``edge_label_id``; evaluation ranks every node of the molecule as a candidate tail:
-    raw, filtered and extended-filtered MRR with Hits@1/3/10 (Tönshoff et al., 2023)."""
+    raw, filtered and extended-filtered MRR with Hits@1/3/10 (Tönshoff et al., 2023). The raw file's
+    MD5 is checked even when a processed cache exists. ``featurize_workers``: processes for the
+    CXSMILES parsing (``None``: every core)."""
 
-    version = "1"
+    level = "link"
 
-    def __init__(self, *, download: bool = False, featurize_workers: int | None = None, **kwargs: Any) -> None:
-        super().__init__(**kwargs)
-        self.download = download
+    def __init__(self, *, featurize_workers: int | None = None) -> None:
         self.featurize_workers = featurize_workers
 
-    @property
-    def info(self) -> DatasetInfo:
-        return self.make_info(num_outputs=1, node_features=FeatureSpec("atom"), edge_features=FeatureSpec("bond"), level="link")
+    def facts(self, store: GraphStore | None = None) -> DataFacts:
+        return DataFacts(num_outputs=1, node_features=FeatureSpec("atom"), edge_features=FeatureSpec("bond"))
 
-    def raw_path(self) -> Path:
-        return ensure_raw_files(self.data_dir, PCQM_CONTACT_FILES, "PCQM-Contact", self.download)[0]
+    def raw_path(self, raw: RawRoot) -> Path:
+        return raw.locate(PCQM_CONTACT_FILES, "PCQM-Contact")[0]
 
-    def _processed(self) -> dict[str, Any]:
-        self.raw_path()  # verify the raw file even when a cache exists
-        return super()._processed()
+    def check_raw_files(self, raw: RawRoot) -> None:
+        self.raw_path(raw)
 
-    def build(self) -> tuple[GraphStore, dict[str, Tensor]]:
-        frame = pd.read_csv(self.raw_path(), sep="\t")
+    def build(self, raw: RawRoot) -> tuple[GraphStore, dict[str, Tensor]]:
+        path = self.raw_path(raw)
+        frame = pd.read_csv(path, sep="\t")
         if "cxsmiles" not in frame.columns:
-            raise DataError(f"{self.raw_path()}: expected a 'cxsmiles' column, found {list(frame.columns)}")
+            raise DataError(f"{path}: expected a 'cxsmiles' column, found {list(frame.columns)}")
         smiles = [s for i, s in enumerate(frame["cxsmiles"]) if i % 6 == 0]  # LRGB's subset
         graphs = [g for g in convert_all(smiles, self.featurize_workers) if g is not None]
         data_list, offset = [], 0
@@ -128,11 +130,15 @@ class PCQMContactDataModule(GraphDataModule):
             num = contacts.shape[1]
             data_list.append(
                 Data(
-                    x=torch.from_numpy(x), edge_index=torch.from_numpy(edge_index), edge_attr=torch.from_numpy(edge_attr),
-                    edge_label_index=torch.from_numpy(contacts), edge_label=torch.ones(num), edge_label_id=torch.arange(offset, offset + num),
+                    x=torch.from_numpy(x),
+                    edge_index=torch.from_numpy(edge_index),
+                    edge_attr=torch.from_numpy(edge_attr),
+                    edge_label_index=torch.from_numpy(contacts),
+                    edge_label=torch.ones(num),
+                    edge_label_id=torch.arange(offset, offset + num),
                 )
             )
             offset += num
         if not data_list:
-            raise DataError(f"{self.raw_path()}: no molecule with contacts")
+            raise DataError(f"{path}: no molecule with contacts")
         return GraphStore.from_list(data_list), shuffle_split(len(data_list))

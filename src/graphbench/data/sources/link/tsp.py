@@ -1,4 +1,5 @@
 """TSP edge classification of Benchmarking GNNs (Dwivedi et al., 2020; after Joshi et al., 2019)."""
+
 from __future__ import annotations
 
 from pathlib import Path
@@ -8,11 +9,13 @@ import torch
 from torch import Tensor
 from torch_geometric.data import Data
 
-from graphbench.data.datamodules.graph_level import SPLITS, GraphDataModule
+from graphbench.data.io.raw_files import RawFile
+from graphbench.data.io.raw_root import RawRoot
+from graphbench.data.io.safe_load import load_torch_file
+from graphbench.data.sources.base import Source
 from graphbench.data.store.graph_store import GraphStore
-from graphbench.info import DatasetInfo, FeatureSpec
-from graphbench.data.io.raw_files import RawFile, ensure_raw_files
 from graphbench.errors import DataError
+from graphbench.info import SPLITS, DataFacts, FeatureSpec
 
 #: no direct URL: PyG ships it inside https://data.pyg.org/datasets/benchmarking-gnns/TSP_v2.zip
 TSP_FILES = [RawFile("TSP/raw/TSP_v2.pt")]
@@ -36,49 +39,44 @@ def read_tsp_split(graphs: Any, split: str, path: Path, offset: int = 0) -> list
         edge_attr = torch.as_tensor(g["edge_attr"]).float().view(edge_index.size(1), -1) if "edge_attr" in g else None
         out.append(
             Data(
-                x=x.view(x.size(0), -1), edge_index=edge_index, edge_attr=edge_attr,
-                edge_label_index=edge_index.clone(), edge_label=y, edge_label_id=torch.arange(offset, offset + y.numel()),
+                x=x.view(x.size(0), -1),
+                edge_index=edge_index,
+                edge_attr=edge_attr,
+                edge_label_index=edge_index.clone(),
+                edge_label=y,
+                edge_label_id=torch.arange(offset, offset + y.numel()),
             )
         )
         offset += y.numel()
     return out
 
 
-class TSPDataModule(GraphDataModule):
+class TSP(Source):
     r"""TSP: 2D Euclidean instances of 50-500 cities, each city joined to its 25 nearest neighbours; an
     edge is positive when it lies on the optimal (Concorde) tour. 10,000 / 1,000 / 1,000 graphs, scored
     by the F1 score of the positive class. Raw layout of ``torch_geometric.datasets.GNNBenchmarkDataset``
     (``TSP/raw/TSP_v2.pt``: train, val and test lists of dicts with ``pos`` (or ``x``) city coordinates,
     ``edge_index``, ``edge_attr`` (distances) and ``y`` (edge labels)). The loss weights the two classes
-    inversely to their frequency in the batch, as in Benchmarking GNNs."""
+    inversely to their frequency in the batch, as in Benchmarking GNNs. The feature widths are read
+    from the data (:meth:`facts` needs the set-up store)."""
 
-    version = "1"
+    level = "link"
 
-    def __init__(self, *, download: bool = False, **kwargs: Any) -> None:
-        super().__init__(**kwargs)
-        self.download = download
+    def facts(self, store: GraphStore | None = None) -> DataFacts | None:
+        if store is None:
+            return None
+        data = store.collated
+        edges = FeatureSpec("dense", dim=int(data.edge_attr.size(1))) if data.edge_attr is not None else None
+        return DataFacts(num_outputs=1, node_features=FeatureSpec("dense", dim=int(data.x.size(1))), edge_features=edges)
 
-    @property
-    def info(self) -> DatasetInfo:
-        if self.dataset is None:
-            self.setup()
-        assert self.dataset is not None
-        x_dim = int(self.dataset._data.x.size(1))
-        edge_attr = self.dataset._data.edge_attr
-        edges = FeatureSpec("dense", dim=int(edge_attr.size(1))) if edge_attr is not None else None
-        return self.make_info(num_outputs=1, node_features=FeatureSpec("dense", dim=x_dim), edge_features=edges, level="link")
-
-    def build(self) -> tuple[GraphStore, dict[str, Tensor]]:
-        (path,) = ensure_raw_files(self.data_dir, TSP_FILES, "TSP", self.download)
-        try:
-            raw = torch.load(path, weights_only=True)
-        except Exception as exc:  # noqa: BLE001 - any failure means: not the official file
-            raise DataError(f"{path}: not a TSP_v2.pt file of tensors ({type(exc).__name__}: {exc})") from exc
-        if not isinstance(raw, (list, tuple)) or len(raw) != 3:
-            raise DataError(f"{path}: expected three lists (train, val, test), got {type(raw).__name__}")
+    def build(self, raw: RawRoot) -> tuple[GraphStore, dict[str, Tensor]]:
+        (path,) = raw.locate(TSP_FILES, "TSP")
+        content = load_torch_file(path, "a TSP_v2.pt file of tensors")
+        if not isinstance(content, (list, tuple)) or len(content) != 3:
+            raise DataError(f"{path}: expected three lists (train, val, test), got {type(content).__name__}")
         graphs: list[Data] = []
         splits, offset = {}, 0
-        for split, part in zip(SPLITS, raw):
+        for split, part in zip(SPLITS, content):
             start = len(graphs)
             graphs += read_tsp_split(part, split, path, offset)
             offset += sum(g.edge_label.numel() for g in graphs[start:])

@@ -1,0 +1,1 @@
+"""Sources of node-level datasets: one graph (transductive) or many graphs (inductive)."""

@@ -1,5 +1,6 @@
 """Geom-GCN's heterophilic node classification graphs (Pei et al., 2020): WebKB (Texas, Cornell,
 Wisconsin) and Actor, with their 10 fixed splits."""
+
 from __future__ import annotations
 
 from pathlib import Path
@@ -9,9 +10,11 @@ import numpy as np
 import torch
 from torch import Tensor
 from torch_geometric.data import Data
+from torch_geometric.utils import coalesce
 
-from graphbench.data.datamodules.node_level import NodeDataModule
-from graphbench.data.io.raw_files import RawFile, ensure_raw_files
+from graphbench.data.io.raw_files import RawFile
+from graphbench.data.io.raw_root import RawRoot
+from graphbench.data.sources.base import OneGraphNodeSource
 from graphbench.errors import DataError
 
 NUM_GEOM_GCN_SPLITS = 10
@@ -33,7 +36,10 @@ def geom_gcn_raw_files(name: str) -> list[RawFile]:
         raise DataError(f"unknown Geom-GCN dataset {name!r}; valid: {sorted(GEOM_GCN_DATASETS)}")
     folder, prefix, _ = GEOM_GCN_DATASETS[name]
     remote = "film" if name == "actor" else name
-    files = [RawFile(f"{folder}/raw/{f}", url=f"{_URL}/new_data/{remote}/{f}") for f in ("out1_node_feature_label.txt", "out1_graph_edges.txt")]
+    files = [
+        RawFile(f"{folder}/raw/{f}", url=f"{_URL}/new_data/{remote}/{f}")
+        for f in ("out1_node_feature_label.txt", "out1_graph_edges.txt")
+    ]
     files += [
         RawFile(f"{folder}/raw/{prefix}_split_0.6_0.2_{i}.npz", url=f"{_URL}/splits/{prefix}_split_0.6_0.2_{i}.npz")
         for i in range(NUM_GEOM_GCN_SPLITS)
@@ -80,8 +86,7 @@ def read_edges(path: Path, num_nodes: int) -> Tensor:
     edges = torch.tensor([[int(a), int(b)] for a, b in rows], dtype=torch.long).view(-1, 2)
     if edges.numel() and (edges.min() < 0 or edges.max() >= num_nodes):
         raise DataError(f"{path}: edge endpoints must lie in 0..{num_nodes - 1}")
-    keys = torch.unique(edges[:, 0] * num_nodes + edges[:, 1])
-    return torch.stack([keys // num_nodes, keys % num_nodes])
+    return coalesce(edges.t(), num_nodes=num_nodes)
 
 
 def read_split_masks(paths: list[Path], num_nodes: int) -> dict[str, Tensor]:
@@ -96,30 +101,30 @@ def read_split_masks(paths: list[Path], num_nodes: int) -> dict[str, Tensor]:
     return {k: torch.stack(v, dim=1) for k, v in masks.items()}
 
 
-def read_geom_gcn(data_dir: Path, name: str, download: bool = False) -> Data:
+def read_geom_gcn(raw: RawRoot, name: str) -> Data:
     """One graph with ``train_mask``/``val_mask``/``test_mask`` of shape ``[N, 10]``, identical to
     ``torch_geometric.datasets.WebKB(root, name)`` / ``Actor(root)`` (edges kept directed, as there)."""
-    paths = ensure_raw_files(data_dir, geom_gcn_raw_files(name), name, download)
+    paths = raw.locate(geom_gcn_raw_files(name), name)
     x, y = read_node_features(paths[0], GEOM_GCN_DATASETS[name][2])
     edge_index = read_edges(paths[1], x.size(0))
     return Data(x=x, edge_index=edge_index, y=y, **read_split_masks(paths[2:], x.size(0)))
 
 
-class GeomGCNDataModule(NodeDataModule):
+class GeomGCN(OneGraphNodeSource):
     r"""Texas, Cornell, Wisconsin (WebKB web pages) and Actor (co-occurrence on Wikipedia), the
-    heterophilic benchmarks of Geom-GCN (Pei et al., 2020). ``split: geom-gcn`` uses the 10 fixed
-    splits shipped with the data, selected by ``split_index`` (0..9); ``split: random`` draws a random
-    ``split_fractions`` split with ``split_seed``."""
+    heterophilic benchmarks of Geom-GCN (Pei et al., 2020). The fixed split ``geom-gcn`` is one of
+    the 10 splits shipped with the data (``split_index`` 0..9)."""
 
     fixed_split = "geom-gcn"
     num_fixed_splits = NUM_GEOM_GCN_SPLITS
-    version = "1"
 
-    def __init__(self, *, download: bool = False, **kwargs: Any) -> None:
-        super().__init__(**kwargs)
-        if self.name not in GEOM_GCN_DATASETS:
-            raise DataError(f"unknown Geom-GCN dataset {self.name!r}; valid: {sorted(GEOM_GCN_DATASETS)}")
-        self.download = download
+    def __init__(self, *, name: str) -> None:
+        if name not in GEOM_GCN_DATASETS:
+            raise DataError(f"unknown Geom-GCN dataset {name!r}; valid: {sorted(GEOM_GCN_DATASETS)}")
+        self.name = name
 
-    def read_graph(self) -> Data:
-        return read_geom_gcn(self.data_dir, self.name, self.download)
+    def cache_params(self) -> tuple[Any, ...]:
+        return (self.name,)
+
+    def read_graph(self, raw: RawRoot) -> Data:
+        return read_geom_gcn(raw, self.name)

@@ -1,20 +1,18 @@
 """Planetoid citation graphs Cora, CiteSeer, PubMed (Yang et al., 2016) in their official raw format."""
+
 from __future__ import annotations
 
-import codecs
-import io
-import pickle
-from collections import defaultdict
-from pathlib import Path
 from typing import Any
 
 import numpy as np
 import torch
-from torch import Tensor
 from torch_geometric.data import Data
+from torch_geometric.utils import coalesce, index_to_mask, remove_self_loops
 
-from graphbench.data.datamodules.node_level import NodeDataModule
-from graphbench.data.io.raw_files import RawFile, ensure_raw_files
+from graphbench.data.io.raw_files import RawFile
+from graphbench.data.io.raw_root import RawRoot
+from graphbench.data.io.safe_load import load_planetoid_pickle
+from graphbench.data.sources.base import OneGraphNodeSource
 from graphbench.errors import DataError
 
 PLANETOID_NAMES: dict[str, str] = {"cora": "Cora", "citeseer": "CiteSeer", "pubmed": "PubMed"}
@@ -30,73 +28,13 @@ def planetoid_raw_files(name: str) -> list[RawFile]:
     return [RawFile(f"Planetoid/{folder}/raw/ind.{name}.{part}", url=f"{_URL}/ind.{name}.{part}") for part in PLANETOID_PARTS]
 
 
-class _SparseMatrixState:
-    """Stands in for ``scipy.sparse.csr_matrix`` while unpickling: it only records the pickled state
-    (``data``, ``indices``, ``indptr``, ``_shape``); no scipy code runs."""
-
-    def __setstate__(self, state: dict[str, Any]) -> None:
-        self.state = state
-
-    def to_dense(self) -> np.ndarray:
-        state = self.state
-        shape = state.get("_shape", state.get("shape"))
-        data, indices, indptr = (np.asarray(state[k]) for k in ("data", "indices", "indptr"))
-        if shape is None or len(indptr) != shape[0] + 1:
-            raise DataError("malformed sparse matrix in a Planetoid pickle")
-        dense = np.zeros(shape, dtype=np.float32)
-        rows = np.repeat(np.arange(shape[0]), np.diff(indptr))
-        dense[rows, indices] = data
-        return dense
-
-
-def _reconstruct() -> Any:
-    try:
-        from numpy._core.multiarray import _reconstruct as fn
-    except ImportError:  # numpy < 2
-        from numpy.core.multiarray import _reconstruct as fn  # type: ignore[no-redef]
-    return fn
-
-
-class _PlanetoidUnpickler(pickle.Unpickler):
-    """Allows exactly what the official Planetoid pickles hold: numpy arrays, scipy CSR matrices (as a
-    state-recording stand-in) and the ``defaultdict(list)`` adjacency (plus ``codecs.encode``, which
-    Python 3 uses for bytes in protocol-2 pickles); refuses everything else."""
-
-    def find_class(self, module: str, name: str) -> Any:
-        allowed: dict[tuple[str, str], Any] = {
-            ("numpy", "ndarray"): np.ndarray,
-            ("numpy", "dtype"): np.dtype,
-            ("numpy.core.multiarray", "_reconstruct"): _reconstruct(),
-            ("numpy._core.multiarray", "_reconstruct"): _reconstruct(),
-            ("scipy.sparse.csr", "csr_matrix"): _SparseMatrixState,
-            ("scipy.sparse._csr", "csr_matrix"): _SparseMatrixState,
-            ("collections", "defaultdict"): defaultdict,
-            ("__builtin__", "list"): list,
-            ("builtins", "list"): list,
-            ("_codecs", "encode"): codecs.encode,  # bytes in protocol-2 pickles written by Python 3
-        }
-        if (module, name) in allowed:
-            return allowed[(module, name)]
-        raise pickle.UnpicklingError(f"refusing to unpickle {module}.{name}: not part of the Planetoid format")
-
-
-def load_planetoid_pickle(path: Path) -> Any:
-    """Unpickle one ``ind.<name>.<part>`` file (Python 2 pickles: latin1) with the restricted unpickler;
-    sparse matrices come back dense (float32)."""
-    try:
-        obj = _PlanetoidUnpickler(io.BytesIO(Path(path).read_bytes()), encoding="latin1").load()
-    except (pickle.UnpicklingError, EOFError, AttributeError, TypeError, ValueError) as exc:
-        raise DataError(f"{path}: not a valid Planetoid pickle ({exc})") from exc
-    return obj.to_dense() if isinstance(obj, _SparseMatrixState) else obj
-
-
-def read_planetoid(data_dir: Path, name: str, download: bool = False) -> Data:
+def read_planetoid(raw: RawRoot, name: str) -> Data:
     r"""One graph with the public Planetoid split, exactly as ``torch_geometric.datasets.Planetoid``:
     training nodes are the first ``len(y)`` nodes, validation the next 500, test the nodes in
     ``test.index``; test rows are reordered by ``test.index``; CiteSeer's isolated test nodes (missing
     from ``tx``) get zero features and label 0 outside every mask; self-loops are removed and
     duplicate edges merged."""
-    paths = dict(zip(PLANETOID_PARTS, ensure_raw_files(data_dir, planetoid_raw_files(name), PLANETOID_NAMES[name], download)))
+    paths = dict(zip(PLANETOID_PARTS, raw.locate(planetoid_raw_files(name), PLANETOID_NAMES[name])))
     x, tx, allx, y, ty, ally, graph = (load_planetoid_pickle(paths[p]) for p in PLANETOID_PARTS[:7])
     test_index = torch.from_numpy(np.loadtxt(paths["test.index"], dtype=np.int64).reshape(-1))
     x, tx, allx, y, ty, ally = (torch.from_numpy(np.asarray(a, dtype=np.float32)) for a in (x, tx, allx, y, ty, ally))
@@ -116,40 +54,32 @@ def read_planetoid(data_dir: Path, name: str, download: bool = False) -> Data:
     num_nodes = labels.numel()
     rows = [int(k) for k, vs in graph.items() for _ in vs]
     cols = [int(v) for vs in graph.values() for v in vs]
-    edge_index = torch.tensor([rows, cols], dtype=torch.long)
-    edge_index = edge_index[:, edge_index[0] != edge_index[1]]
-    edge_index = torch.unique(edge_index[0] * num_nodes + edge_index[1])
-    edge_index = torch.stack([edge_index // num_nodes, edge_index % num_nodes])
-
-    def mask(index: Tensor) -> Tensor:
-        out = torch.zeros(num_nodes, dtype=torch.bool)
-        out[index] = True
-        return out
-
+    edge_index, _ = remove_self_loops(torch.tensor([rows, cols], dtype=torch.long))
     return Data(
         x=features,
-        edge_index=edge_index,
+        edge_index=coalesce(edge_index, num_nodes=num_nodes),
         y=labels,
-        train_mask=mask(torch.arange(y.size(0))),
-        val_mask=mask(torch.arange(y.size(0), y.size(0) + 500)),
-        test_mask=mask(test_index),
+        train_mask=index_to_mask(torch.arange(y.size(0)), size=num_nodes),
+        val_mask=index_to_mask(torch.arange(y.size(0), y.size(0) + 500), size=num_nodes),
+        test_mask=index_to_mask(test_index, size=num_nodes),
     )
 
 
-class PlanetoidDataModule(NodeDataModule):
+class Planetoid(OneGraphNodeSource):
     r"""Cora, CiteSeer or PubMed (Yang et al., 2016): citation graphs, bag-of-words node features,
-    multiclass node classification. ``split: public`` is the public Planetoid split (20 labelled nodes
-    per class for training, 500 validation, 1000 test nodes), the split of Kipf & Welling (2017);
-    ``split: random`` draws a random 60/20/20 split with ``split_seed``."""
+    multiclass node classification. The fixed split ``public`` is the public Planetoid split (20
+    labelled nodes per class for training, 500 validation, 1000 test nodes), the split of Kipf &
+    Welling (2017)."""
 
     fixed_split = "public"
-    version = "1"
 
-    def __init__(self, *, download: bool = False, **kwargs: Any) -> None:
-        super().__init__(**kwargs)
-        if self.name not in PLANETOID_NAMES:
-            raise DataError(f"unknown Planetoid dataset {self.name!r}; valid: {sorted(PLANETOID_NAMES)}")
-        self.download = download
+    def __init__(self, *, name: str) -> None:
+        if name not in PLANETOID_NAMES:
+            raise DataError(f"unknown Planetoid dataset {name!r}; valid: {sorted(PLANETOID_NAMES)}")
+        self.name = name
 
-    def read_graph(self) -> Data:
-        return read_planetoid(self.data_dir, self.name, self.download)
+    def cache_params(self) -> tuple[Any, ...]:
+        return (self.name,)
+
+    def read_graph(self, raw: RawRoot) -> Data:
+        return read_planetoid(raw, self.name)

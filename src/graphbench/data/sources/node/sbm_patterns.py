@@ -1,5 +1,6 @@
 """PATTERN and CLUSTER: node classification on stochastic block model graphs, generated as in
 Benchmarking GNNs (Dwivedi et al., 2020; ``data/SBMs/generate_SBM_{PATTERN,CLUSTER}.ipynb``)."""
+
 from __future__ import annotations
 
 from typing import Any
@@ -8,10 +9,12 @@ import numpy as np
 import torch
 from torch import Tensor
 
-from graphbench.data.store.graph_store import GraphStore, collate_arrays
-from graphbench.info import DatasetInfo, FeatureSpec
-from graphbench.data.datamodules.node_level import InductiveNodeDataModule
+from graphbench.data.io.raw_root import RawRoot
+from graphbench.data.sources.base import Source
+from graphbench.data.store.collate import collate
+from graphbench.data.store.graph_store import GraphStore
 from graphbench.errors import ConfigError
+from graphbench.info import SPLITS, DataFacts, FeatureSpec
 
 
 def block_model(communities: np.ndarray, p: float, q: float, rng: np.random.Generator) -> np.ndarray:
@@ -35,8 +38,17 @@ def _to_edge_index(adjacency: np.ndarray) -> np.ndarray:
 
 
 def pattern_graph(
-    pattern_adj: np.ndarray, pattern_feat: np.ndarray, *, num_communities: int, size_min: int, size_max: int,
-    p: float, q: float, q_pattern: float, vocab_size: int, rng: np.random.Generator,
+    pattern_adj: np.ndarray,
+    pattern_feat: np.ndarray,
+    *,
+    num_communities: int,
+    size_min: int,
+    size_max: int,
+    p: float,
+    q: float,
+    q_pattern: float,
+    vocab_size: int,
+    rng: np.random.Generator,
 ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     r"""One PATTERN graph: an SBM :math:`G` (``num_communities`` communities, ``p``/``q``) with random
     node features in ``{0..vocab_size-1}``, plus the fixed pattern :math:`P` (adjacency ``pattern_adj``,
@@ -72,7 +84,7 @@ def cluster_graph(
     return _to_edge_index(adj), feat.reshape(-1, 1), communities.astype(np.int64)
 
 
-class SBMDataModule(InductiveNodeDataModule):
+class SBMPatterns(Source):
     r"""PATTERN (``kind: pattern``, 2 classes: is the node part of the planted pattern?) and CLUSTER
     (``kind: cluster``, 6 classes: the node's community, given one labelled seed node per community),
     generated with the parameters of Benchmarking GNNs (Dwivedi et al., 2020). PATTERN: 5 communities of
@@ -81,9 +93,10 @@ class SBMDataModule(InductiveNodeDataModule):
     ``graphs_per_pattern`` train/val/test graphs (the paper: 100 patterns x 100/20/20 = 10k/2k/2k
     graphs). CLUSTER: 6 communities of 5-35 nodes, ``p=0.55``, ``q=0.25`` (the paper: 10k/1k/1k
     graphs). The defaults are smaller, for CPUs. Scored by weighted (class-balanced) accuracy.
-    Deterministic given ``generation_seed`` and the parameters."""
+    Deterministic given ``generation_seed`` and the parameters. Node-level, many graphs: every node
+    is labelled and the graphs are split."""
 
-    version = "1"
+    level = "node"
 
     def __init__(
         self,
@@ -102,13 +115,13 @@ class SBMDataModule(InductiveNodeDataModule):
         graphs_per_pattern: tuple[int, int, int] | list[int] = (100, 20, 20),
         num_graphs: tuple[int, int, int] | list[int] = (1000, 100, 100),
         generation_seed: int = 0,
-        **kwargs: Any,
     ) -> None:
-        super().__init__(**kwargs)
         if kind not in ("pattern", "cluster"):
             raise ConfigError(f"dataset.kind={kind!r} is not valid; valid: ['pattern', 'cluster']")
         if not 1 <= size_min <= size_max or num_communities < 1:
-            raise ConfigError(f"need num_communities >= 1 and 1 <= size_min <= size_max, got {num_communities}, {size_min}, {size_max}")
+            raise ConfigError(
+                f"need num_communities >= 1 and 1 <= size_min <= size_max, got {num_communities}, {size_min}, {size_max}"
+            )
         for key, value in {"p": p, "q": q, "p_pattern": p_pattern, "q_pattern": q_pattern}.items():
             if not 0.0 <= value <= 1.0:
                 raise ConfigError(f"dataset.{key} must be a probability in [0, 1], got {value}")
@@ -118,7 +131,9 @@ class SBMDataModule(InductiveNodeDataModule):
             raise ConfigError(f"dataset.{key} must be three positive integers (train, val, test), got {counts}")
         self.kind = kind
         self.params = dict(num_communities=num_communities, size_min=size_min, size_max=size_max, p=p, q=q)
-        self.pattern_params = dict(vocab_size=vocab_size, num_patterns=num_patterns, pattern_size=pattern_size, p_pattern=p_pattern, q_pattern=q_pattern)
+        self.pattern_params = dict(
+            vocab_size=vocab_size, num_patterns=num_patterns, pattern_size=pattern_size, p_pattern=p_pattern, q_pattern=q_pattern
+        )
         self.counts = tuple(int(c) for c in counts)
         self.generation_seed = generation_seed
 
@@ -126,21 +141,22 @@ class SBMDataModule(InductiveNodeDataModule):
     def num_classes(self) -> int:
         return 2 if self.kind == "pattern" else int(self.params["num_communities"])
 
-    @property
-    def info(self) -> DatasetInfo:
+    def facts(self, store: GraphStore | None = None) -> DataFacts:
         cardinality = self.pattern_params["vocab_size"] if self.kind == "pattern" else self.params["num_communities"] + 1
-        return self.make_info(
-            num_outputs=self.num_classes, node_features=FeatureSpec("categorical", cardinalities=(int(cardinality),)), edge_features=None, level="node"
+        return DataFacts(
+            num_outputs=self.num_classes,
+            node_features=FeatureSpec("categorical", cardinalities=(int(cardinality),)),
+            edge_features=None,
         )
 
     def cache_params(self) -> tuple[Any, ...]:
         pattern = sorted(self.pattern_params.items()) if self.kind == "pattern" else None
-        return (self.name, self.kind, sorted(self.params.items()), pattern, self.counts, self.generation_seed)
+        return (self.kind, sorted(self.params.items()), pattern, self.counts, self.generation_seed)
 
     def generate(self) -> tuple[list[tuple[np.ndarray, np.ndarray, np.ndarray]], dict[str, list[int]]]:
         rng = np.random.default_rng(self.generation_seed)
         graphs: list[tuple[np.ndarray, np.ndarray, np.ndarray]] = []
-        members: dict[str, list[int]] = {"train": [], "val": [], "test": []}
+        members: dict[str, list[int]] = {split: [] for split in SPLITS}
         if self.kind == "cluster":
             for split, count in zip(members, self.counts):
                 for _ in range(count):
@@ -154,11 +170,22 @@ class SBMDataModule(InductiveNodeDataModule):
             for split, count in zip(members, self.counts):
                 for _ in range(count):
                     members[split].append(len(graphs))
-                    graphs.append(pattern_graph(pattern_adj, pattern_feat, **self.params, q_pattern=pp["q_pattern"], vocab_size=pp["vocab_size"], rng=rng))
+                    graphs.append(
+                        pattern_graph(
+                            pattern_adj,
+                            pattern_feat,
+                            **self.params,
+                            q_pattern=pp["q_pattern"],
+                            vocab_size=pp["vocab_size"],
+                            rng=rng,
+                        )
+                    )
         return graphs, members
 
-    def build(self) -> tuple[GraphStore, dict[str, Tensor]]:
+    def build(self, raw: RawRoot) -> tuple[GraphStore, dict[str, Tensor]]:
         graphs, members = self.generate()
-        data, slices = collate_arrays([g[1] for g in graphs], [g[0] for g in graphs], None, torch.from_numpy(np.concatenate([g[2] for g in graphs])))
-        slices["y"] = slices["x"]
+        edge_index = [torch.from_numpy(g[0]) for g in graphs]
+        data, slices = collate(
+            edge_index, {"x": [torch.from_numpy(g[1]) for g in graphs], "y": [torch.from_numpy(g[2]) for g in graphs]}
+        )
         return GraphStore(data, slices), {k: torch.tensor(v, dtype=torch.long) for k, v in members.items()}

@@ -1,5 +1,6 @@
 """Synthetic graphs of controlled edge homophily with real node features, after syn-cora
 (Zhu et al., 2020, "Beyond Homophily in Graph Neural Networks", H2GCN)."""
+
 from __future__ import annotations
 
 from typing import Any
@@ -9,7 +10,8 @@ import torch
 from torch import Tensor
 from torch_geometric.data import Data
 
-from graphbench.data.datamodules.node_level import NodeDataModule
+from graphbench.data.io.raw_root import RawRoot
+from graphbench.data.sources.base import OneGraphNodeSource
 from graphbench.data.sources.node.planetoid import PLANETOID_NAMES, read_planetoid
 from graphbench.errors import ConfigError, DataError
 
@@ -56,16 +58,16 @@ def homophilous_attachment(labels: np.ndarray, homophily: float, edges_per_node:
     return np.array(edges, dtype=np.int64).reshape(-1, 2)
 
 
-class SynHomophilyDataModule(NodeDataModule):
+class SynHomophily(OneGraphNodeSource):
     r"""A generated graph whose edge homophily is ``homophily`` (in [0, 1]): ``num_nodes`` nodes in
     ``num_classes`` equal classes, edges by :func:`homophilous_attachment`, and the features of each node
     drawn from the nodes of the same class of a real dataset (``feature_source``, Cora by default, read
     from the data root; without replacement while the class has enough nodes). The realised homophily is
-    measured and stored (``realised_homophily``). Random ``split_fractions`` split with ``split_seed``.
+    measured and stored in the graph (``graph.realised_homophily``). It ships no split: the DataModule
+    draws a random ``split_fractions`` split with ``split_seed`` (the fixed split is ``random``).
     Deterministic given ``generation_seed`` and the parameters (Zhu et al., 2020, syn-cora)."""
 
     fixed_split = "random"
-    version = "1"
 
     def __init__(
         self,
@@ -76,37 +78,37 @@ class SynHomophilyDataModule(NodeDataModule):
         edges_per_node: int = 2,
         feature_source: str = "cora",
         generation_seed: int = 0,
-        download: bool = False,
-        **kwargs: Any,
     ) -> None:
-        super().__init__(**kwargs)
         if isinstance(homophily, bool) or not isinstance(homophily, (int, float)) or not 0.0 <= float(homophily) <= 1.0:
             raise ConfigError(f"dataset.homophily must be a number in [0, 1], got {homophily!r}")
         if feature_source not in PLANETOID_NAMES:
             raise ConfigError(f"dataset.feature_source={feature_source!r} is not valid; valid: {sorted(PLANETOID_NAMES)}")
         if num_classes < 2 or num_nodes < num_classes or edges_per_node < 1:
-            raise ConfigError(f"need num_classes >= 2, num_nodes >= num_classes, edges_per_node >= 1; got {num_classes}, {num_nodes}, {edges_per_node}")
+            raise ConfigError(
+                f"need num_classes >= 2, num_nodes >= num_classes, edges_per_node >= 1; got {num_classes}, {num_nodes}, {edges_per_node}"
+            )
         self.homophily = float(homophily)
-        self.num_nodes, self.num_classes_, self.edges_per_node = num_nodes, num_classes, edges_per_node
+        self.num_nodes, self.num_classes, self.edges_per_node = num_nodes, num_classes, edges_per_node
         self.feature_source = feature_source
         self.generation_seed = generation_seed
-        self.download = download
 
     def cache_params(self) -> tuple[Any, ...]:
-        return (self.name, self.homophily, self.num_nodes, self.num_classes_, self.edges_per_node, self.feature_source, self.generation_seed)
+        return (self.homophily, self.num_nodes, self.num_classes, self.edges_per_node, self.feature_source, self.generation_seed)
 
-    def read_graph(self) -> Data:
-        source = read_planetoid(self.data_dir, self.feature_source, self.download)
+    def read_graph(self, raw: RawRoot) -> Data:
+        source = read_planetoid(raw, self.feature_source)
         source_classes = int(source.y.max()) + 1
-        if self.num_classes_ > source_classes:
-            raise DataError(f"{self.feature_source} has {source_classes} classes; dataset.num_classes={self.num_classes_} needs at most that many")
+        if self.num_classes > source_classes:
+            raise DataError(
+                f"{self.feature_source} has {source_classes} classes; dataset.num_classes={self.num_classes} needs at most that many"
+            )
         rng = np.random.default_rng(self.generation_seed)
-        labels = np.arange(self.num_nodes) % self.num_classes_
+        labels = np.arange(self.num_nodes) % self.num_classes
         rng.shuffle(labels)
         pairs = homophilous_attachment(labels, self.homophily, self.edges_per_node, rng)
         x = torch.zeros(self.num_nodes, source.x.size(1))
         source_y = source.y.numpy()
-        for c in range(self.num_classes_):
+        for c in range(self.num_classes):
             targets = np.flatnonzero(labels == c)
             donors = np.flatnonzero(source_y == c)
             picked = rng.choice(donors, size=len(targets), replace=len(donors) < len(targets))
@@ -115,14 +117,11 @@ class SynHomophilyDataModule(NodeDataModule):
         y = torch.from_numpy(labels)
         empty = torch.zeros(self.num_nodes, dtype=torch.bool)  # the split is drawn at setup (split: random)
         return Data(
-            x=x, edge_index=edge_index, y=y, train_mask=empty, val_mask=empty, test_mask=empty,
+            x=x,
+            edge_index=edge_index,
+            y=y,
+            train_mask=empty,
+            val_mask=empty,
+            test_mask=empty,
             realised_homophily=torch.tensor([edge_homophily(edge_index, y)]),
         )
-
-    @property
-    def realised_homophily(self) -> float:
-        """The measured edge homophily of the generated graph."""
-        if self.graph is None:
-            self.setup()
-        assert self.graph is not None
-        return float(self.graph.realised_homophily)

@@ -1,4 +1,5 @@
 """WikiCS (Mernyei & Cangea, 2020): Wikipedia computer-science articles, 10 topics, 20 fixed splits."""
+
 from __future__ import annotations
 
 import json
@@ -7,9 +8,11 @@ from typing import Any
 
 import torch
 from torch_geometric.data import Data
+from torch_geometric.utils import coalesce, to_undirected
 
-from graphbench.data.datamodules.node_level import NodeDataModule
-from graphbench.data.io.raw_files import RawFile, ensure_raw_files
+from graphbench.data.io.raw_files import RawFile
+from graphbench.data.io.raw_root import RawRoot
+from graphbench.data.sources.base import OneGraphNodeSource
 from graphbench.errors import DataError
 
 NUM_WIKICS_SPLITS = 20
@@ -36,9 +39,8 @@ def read_wikics(path: Path, undirected: bool = True) -> Data:
         raise DataError(f"{path}: features, labels and links must all have one entry per node ({n})")
     src = torch.tensor([i for i, js in enumerate(raw["links"]) for _ in js], dtype=torch.long)
     dst = torch.tensor([int(j) for js in raw["links"] for j in js], dtype=torch.long)
-    if undirected:
-        src, dst = torch.cat([src, dst]), torch.cat([dst, src])
-    keys = torch.unique(src * n + dst)
+    edge_index = torch.stack([src, dst])
+    edge_index = to_undirected(edge_index, num_nodes=n) if undirected else coalesce(edge_index, num_nodes=n)
     masks = {}
     for key, name in (("train_masks", "train_mask"), ("val_masks", "val_mask")):
         mask = torch.tensor(raw[key], dtype=torch.bool)
@@ -47,25 +49,22 @@ def read_wikics(path: Path, undirected: bool = True) -> Data:
         masks[name] = mask.t().contiguous()
     test = torch.tensor(raw["test_mask"], dtype=torch.bool)
     masks["test_mask"] = test.view(n, 1).expand(n, NUM_WIKICS_SPLITS).contiguous()
-    return Data(x=x, edge_index=torch.stack([keys // n, keys % n]), y=y, **masks)
+    return Data(x=x, edge_index=edge_index, y=y, **masks)
 
 
-class WikiCSDataModule(NodeDataModule):
+class WikiCS(OneGraphNodeSource):
     r"""WikiCS: 11,701 articles, 10 classes, 20 official train/val splits sharing one test set
-    (``split_index`` 0..19). ``split: random`` draws a random ``split_fractions`` split instead."""
+    (the fixed split ``official``, ``split_index`` 0..19)."""
 
     fixed_split = "official"
     num_fixed_splits = NUM_WIKICS_SPLITS
-    version = "1"
 
-    def __init__(self, *, download: bool = False, undirected: bool = True, **kwargs: Any) -> None:
-        super().__init__(**kwargs)
-        self.download = download
+    def __init__(self, *, undirected: bool = True) -> None:
         self.undirected = undirected
 
     def cache_params(self) -> tuple[Any, ...]:
-        return (self.name, self.undirected)
+        return (self.undirected,)
 
-    def read_graph(self) -> Data:
-        (path,) = ensure_raw_files(self.data_dir, WIKICS_FILES, "WikiCS", self.download)
+    def read_graph(self, raw: RawRoot) -> Data:
+        (path,) = raw.locate(WIKICS_FILES, "WikiCS")
         return read_wikics(path, self.undirected)

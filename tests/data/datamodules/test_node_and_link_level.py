@@ -1,0 +1,98 @@
+"""NodeLevelDataModule and LinkLevelDataModule on both shapes of source: the options of one-graph
+datasets are refused for many-graph ones, a one-graph dataset defaults to its shipped split, and the
+nodes of many graphs are masked and numbered per split."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import pytest
+import torch
+from torch_geometric.data import Batch, Data
+
+from graphbench.data.datamodules import LinkLevelDataModule, NodeLevelDataModule
+from graphbench.data.io.raw_root import RawRoot
+from graphbench.data.sources.base import OneGraphNodeSource, Source
+from graphbench.data.store.collate import collate
+from graphbench.data.store.graph_store import GraphStore
+from graphbench.errors import ConfigError
+from graphbench.info import DataFacts, FeatureSpec
+
+COMMON: dict[str, Any] = dict(batch_size=2, task_type="multiclass", metric="accuracy", higher_is_better=True)
+
+
+class Paths(Source):
+    """Four labelled paths of 2, 3, 4 and 5 nodes: train = 0 and 1, val = 2, test = 3."""
+
+    level = "node"
+
+    def facts(self, store: GraphStore | None = None) -> DataFacts:
+        return DataFacts(num_outputs=2, node_features=FeatureSpec("dense", dim=1), edge_features=None)
+
+    def build(self, raw: RawRoot) -> tuple[GraphStore, dict[str, torch.Tensor]]:
+        sizes = (2, 3, 4, 5)
+        edge_index = [torch.stack([torch.arange(n - 1), torch.arange(1, n)]) for n in sizes]
+        x = [torch.full((n, 1), float(n)) for n in sizes]
+        y = [torch.arange(n) % 2 for n in sizes]
+        data, slices = collate(edge_index, {"x": x, "y": y})
+        return GraphStore(data, slices), {"train": torch.tensor([0, 1]), "val": torch.tensor([2]), "test": torch.tensor([3])}
+
+
+class Triangle(OneGraphNodeSource):
+    fixed_split = "shipped"
+
+    def read_graph(self, raw: RawRoot) -> Data:
+        mask = torch.tensor([True, False, False])
+        return Data(
+            x=torch.eye(3),
+            edge_index=torch.tensor([[0, 1, 2], [1, 2, 0]]),
+            y=torch.tensor([0, 1, 1]),
+            train_mask=mask,
+            val_mask=mask.roll(1),
+            test_mask=mask.roll(2),
+        )
+
+
+def node_dm(source: Source, tmp_path: Path, **kwargs: Any) -> NodeLevelDataModule:
+    return NodeLevelDataModule(source=source, name="toy", data_dir=tmp_path, cache_dir=tmp_path / "cache", **COMMON, **kwargs)
+
+
+def test_nodes_of_many_graphs_are_masked_and_numbered_per_split(tmp_path: Path) -> None:
+    dm = node_dm(Paths(), tmp_path, split="by graph")
+    dm.setup()
+    (train,) = list(dm.train_dataloader())
+    assert train.train_mask.tolist() == [True] * 5 and "val_mask" not in train and sorted(train.n_id.tolist()) == [0, 1, 2, 3, 4]
+    (test,) = list(dm.test_dataloader())
+    assert test.test_mask.all() and test.n_id.tolist() == [9, 10, 11, 12, 13]
+    view = dm.split_dataset("val")
+    assert torch.equal(view.batch([0]).n_id, Batch.from_data_list([view[0]]).n_id)  # bulk batching == PyG's
+    assert "n_id" not in dm.dataset.collated  # the store itself is untouched
+
+
+@pytest.mark.parametrize(
+    "option", [{"split_index": 0}, {"split_seed": 1}, {"split_fractions": [0.5, 0.25, 0.25]}, {"normalize_features": True}]
+)
+def test_one_graph_options_are_refused_for_many_graphs(tmp_path: Path, option: dict[str, Any]) -> None:
+    with pytest.raises(ConfigError, match=f"dataset.{next(iter(option))} applies to one-graph"):
+        node_dm(Paths(), tmp_path, **option)
+
+
+def test_one_graph_defaults_to_the_shipped_split(tmp_path: Path) -> None:
+    dm = node_dm(Triangle(), tmp_path)
+    assert dm.split == "shipped"
+    dm.setup()
+    assert dm.graph is not None and dm.graph.val_mask.tolist() == [False, True, False]
+    assert dm.info.num_outputs == 2 and dm.info.node_features.dim == 3
+    with pytest.raises(ConfigError, match=r"valid: \['shipped', 'random'\]"):
+        node_dm(Triangle(), tmp_path, split="public")
+
+
+class PairsInGraphs(Paths):
+    level = "link"
+
+
+def test_one_graph_link_options_are_refused_for_many_graphs(tmp_path: Path) -> None:
+    for option in ({"eval_batch_size": 8}, {"use_val_edges_as_input": True}):
+        with pytest.raises(ConfigError, match=f"dataset.{next(iter(option))} applies to one-graph link datasets"):
+            LinkLevelDataModule(source=PairsInGraphs(), name="toy", data_dir=tmp_path, cache_dir=tmp_path, **COMMON, **option)
