@@ -3,7 +3,8 @@
 from __future__ import annotations
 
 import os
-from collections.abc import Callable
+import sys
+from collections.abc import Callable, Iterator
 from pathlib import Path
 
 import pytest
@@ -34,6 +35,17 @@ def real_data_root() -> Path:
     if not (SHARED_DATA / "peptides-functional").is_dir():
         pytest.skip(f"real data root not found at {SHARED_DATA} (set GRAPHBENCH_SHARED_DATA)")
     return SHARED_DATA
+
+
+@pytest.fixture(autouse=True)
+def fresh_wandb_settings() -> Iterator[None]:
+    """W&B keeps process-wide settings (mode, base URL, API key) from its first ``wandb.setup()``;
+    tear them down after every test that used W&B, so one test's environment never leaks into the
+    next (a test of online-mode failure would otherwise make a later offline run ask for a key)."""
+    yield
+    wandb = sys.modules.get("wandb")
+    if wandb is not None:
+        wandb.teardown()
 
 
 @pytest.fixture(scope="session")
