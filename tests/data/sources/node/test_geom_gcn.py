@@ -13,6 +13,7 @@ from graphbench.data.io.raw_root import RawRoot
 from graphbench.data.sources.node.geom_gcn import GEOM_GCN_DATASETS, GeomGCN, read_geom_gcn
 from graphbench.errors import ConfigError, DataError
 from tests.conftest import real_data_root
+from tests.data.sources.node.one_graph import one_graph_datamodule
 
 
 def write_geom_gcn(root: Path, name: str, num_nodes: int = 12, num_features: int = 5, seed: int = 0) -> dict[str, np.ndarray]:
@@ -49,19 +50,7 @@ def write_geom_gcn(root: Path, name: str, num_nodes: int = 12, num_features: int
 
 
 def make_dm(root: Path, tmp_path: Path, name: str, **overrides: Any) -> NodeLevelDataModule:
-    args: dict[str, Any] = dict(
-        name=name,
-        data_dir=root,
-        cache_dir=tmp_path / "cache",
-        batch_size=1,
-        task_type="multiclass",
-        metric="accuracy",
-        higher_is_better=True,
-        split="geom-gcn",
-        download=False,
-    )
-    args.update(overrides)
-    return NodeLevelDataModule(source=GeomGCN(name=name), **args)
+    return one_graph_datamodule(GeomGCN(name=name), name, "geom-gcn", root, tmp_path, **overrides)
 
 
 @pytest.mark.parametrize("name", ["texas", "actor"])

@@ -15,23 +15,12 @@ from graphbench.data.io.safe_load import load_planetoid_pickle
 from graphbench.data.sources.node.planetoid import Planetoid, read_planetoid
 from graphbench.errors import ConfigError, DataError
 from tests.conftest import real_data_root
+from tests.data.sources.node.one_graph import one_graph_datamodule
 from tests.data.sources.node.planetoid_fixture import write_planetoid
 
 
 def make_dm(root: Path, tmp_path: Path, name: str = "cora", **overrides: Any) -> NodeLevelDataModule:
-    args: dict[str, Any] = dict(
-        name=name,
-        data_dir=root,
-        cache_dir=tmp_path / "cache",
-        batch_size=1,
-        task_type="multiclass",
-        metric="accuracy",
-        higher_is_better=True,
-        split="public",
-        download=False,
-    )
-    args.update(overrides)
-    return NodeLevelDataModule(source=Planetoid(name=name), **args)
+    return one_graph_datamodule(Planetoid(name=name), name, "public", root, tmp_path, **overrides)
 
 
 def test_reads_official_format_and_reorders_test_nodes(tmp_path: Path) -> None:

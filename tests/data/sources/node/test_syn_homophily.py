@@ -11,6 +11,7 @@ from graphbench.data.datamodules import NodeLevelDataModule
 from graphbench.data.sources.node.syn_homophily import SynHomophily, edge_homophily
 from graphbench.errors import ConfigError, DataError
 from tests.conftest import real_data_root
+from tests.data.sources.node.one_graph import one_graph_datamodule
 from tests.data.sources.node.planetoid_fixture import write_planetoid
 
 TOLERANCE = 0.05
@@ -20,21 +21,10 @@ SOURCE_ARGS = ("homophily", "num_nodes", "num_classes", "edges_per_node", "featu
 
 
 def make_dm(root: Path, tmp_path: Path, **overrides: Any) -> NodeLevelDataModule:
-    args: dict[str, Any] = dict(
-        name="syn-homophily",
-        data_dir=root,
-        cache_dir=tmp_path / "cache",
-        batch_size=1,
-        task_type="multiclass",
-        metric="accuracy",
-        higher_is_better=True,
-        split="random",
-        download=False,
-    )
     source_args: dict[str, Any] = dict(homophily=0.5, num_nodes=600, num_classes=3, edges_per_node=2)
-    for key, value in overrides.items():
-        (source_args if key in SOURCE_ARGS else args)[key] = value
-    return NodeLevelDataModule(source=SynHomophily(**source_args), **args)
+    source_args.update({key: value for key, value in overrides.items() if key in SOURCE_ARGS})
+    dm_args = {key: value for key, value in overrides.items() if key not in SOURCE_ARGS}
+    return one_graph_datamodule(SynHomophily(**source_args), "syn-homophily", "random", root, tmp_path, **dm_args)
 
 
 def realised_homophily(dm: NodeLevelDataModule) -> float:

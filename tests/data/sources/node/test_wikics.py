@@ -11,6 +11,7 @@ import torch
 from graphbench.data.datamodules import NodeLevelDataModule
 from graphbench.data.sources.node.wikics import WikiCS
 from graphbench.errors import ConfigError, DataError
+from tests.data.sources.node.one_graph import one_graph_datamodule
 
 
 def write_wikics(root: Path, num_nodes: int = 15, seed: int = 0) -> dict[str, Any]:
@@ -32,19 +33,7 @@ def write_wikics(root: Path, num_nodes: int = 15, seed: int = 0) -> dict[str, An
 
 
 def make_dm(root: Path, tmp_path: Path, **overrides: Any) -> NodeLevelDataModule:
-    args: dict[str, Any] = dict(
-        name="wikics",
-        data_dir=root,
-        cache_dir=tmp_path / "cache",
-        batch_size=1,
-        task_type="multiclass",
-        metric="accuracy",
-        higher_is_better=True,
-        split="official",
-        download=False,
-    )
-    args.update(overrides)
-    return NodeLevelDataModule(source=WikiCS(), **args)
+    return one_graph_datamodule(WikiCS(), "wikics", "official", root, tmp_path, **overrides)
 
 
 def test_reads_official_json_like_torch_geometric(tmp_path: Path) -> None:
