@@ -19,6 +19,7 @@ from hydra.types import RunMode
 from omegaconf import DictConfig, open_dict
 
 from graphbench.cli import format_summary, quiet_library_logging, run_task
+from graphbench.distributed import is_rank_zero
 from graphbench.errors import GraphbenchError
 from graphbench.naming import run_group_from_overrides
 from graphbench.record import INTERRUPTED, PREEMPTED, exit_code
@@ -42,6 +43,8 @@ def main(cfg: DictConfig) -> float | None:
         if multirun:
             return None
         raise SystemExit(1) from None
+    if not is_rank_zero():  # a DDP rank started by a scheduler: rank 0 reports the run
+        return None
     if not record.completed:
         print(f"error: {record.status} (run directory: {record.run_dir})", file=sys.stderr, flush=True)
         # a single run exits with its status's code; in a sweep run in this process, Ctrl-C or SIGTERM

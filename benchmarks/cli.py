@@ -20,11 +20,13 @@ from benchmarks.common import Context, Row, markdown_table
 
 #: benchmark name -> module with ``run(ctx) -> list[Row]``, in table order
 BENCHMARKS: dict[str, str] = {
+    "reference": "benchmarks.reference",
     "overhead": "benchmarks.overhead",
     "preprocess": "benchmarks.preprocess",
     "pe": "benchmarks.pe",
     "pipeline": "benchmarks.pipeline",
     "memory": "benchmarks.memory",
+    "samplers": "benchmarks.samplers",
 }
 
 

@@ -13,6 +13,7 @@ import torch
 from ogb.utils import smiles2graph
 from torch import Tensor
 from torch_geometric.data import Data, InMemoryDataset
+from torch_geometric.transforms import BaseTransform
 
 from benchmarks.common import Context
 from graphbench.data.datamodules import GraphLevelDataModule
@@ -47,7 +48,9 @@ class PeptidesFuncSample(PeptidesFunc):
         return GraphStore(data, slices), splits
 
 
-def datamodule(ctx: Context, limit: int | None, batch_size: int = 128) -> GraphLevelDataModule:
+def datamodule(
+    ctx: Context, limit: int | None, batch_size: int = 128, pe_transform: BaseTransform | None = None
+) -> GraphLevelDataModule:
     return GraphLevelDataModule(
         source=PeptidesFuncSample(limit=limit),
         name="peptides-func",
@@ -57,6 +60,7 @@ def datamodule(ctx: Context, limit: int | None, batch_size: int = 128) -> GraphL
         task_type="multilabel",
         metric="ap",
         higher_is_better=True,
+        pe_transform=pe_transform,
     )
 
 

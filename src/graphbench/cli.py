@@ -16,8 +16,16 @@ def format_summary(record: RunRecord) -> str:
     """A short human-readable summary of a run: its status, numbers when it completed, its directory."""
     lines = [f"status: {record.status}"]
     if record.completed:
-        lines.append(f"parameters: {record.num_params:,} (hidden_dim={record.hidden_dim})")
-        lines.append(f"best epoch: {record.best_epoch} of {record.epochs_trained}")
+        if record.num_params is not None:
+            lines.append(f"parameters: {record.num_params:,} (hidden_dim={record.hidden_dim})")
+        if record.best_epoch is not None:  # analysis tasks (task=mia) train many models and have no one best epoch
+            lines.append(f"best epoch: {record.best_epoch} of {record.epochs_trained}")
+        others = [k for k in sorted(record.metrics) if not k.startswith(tuple(f"{split}/" for split in SPLITS))]
+        if others:
+            lines.append(
+                "metrics: "
+                + ", ".join(f"{k} = {record.metrics[k]:.4f}" if record.metrics[k] is not None else f"{k} = n/a" for k in others)
+            )
         for split in SPLITS:
             values = ", ".join(
                 f"{k} = {v:.4f}" if v is not None else f"{k} = n/a"
@@ -44,6 +52,8 @@ IGNORED_WARNINGS: tuple[tuple[str, str], ...] = (
     # a resumed run reuses its directories on purpose (ResumableCSVLogger keeps the rows it resumes)
     (r"Experiment logs directory .* exists and is not empty.*", r"lightning\.fabric\..*"),
     (r"Checkpoint directory .* exists and is not empty.*", r"lightning\.pytorch\..*"),
+    # epoch values are computed by torchmetrics, whose compute() already syncs them across DDP ranks
+    (r"It is recommended to use `self\.log\(.*sync_dist=True\)` when logging on epoch level.*", r"lightning\.pytorch\..*"),
 )
 
 

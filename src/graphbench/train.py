@@ -34,6 +34,8 @@ from graphbench.callbacks.rng_state import RNGState
 from graphbench.config_checks import check_config
 from graphbench.data.datamodules import GraphLevelDataModule
 from graphbench.data.datamodules.config import datamodule_arguments
+from graphbench.data.samplers.config import sampler_argument
+from graphbench.distributed import cluster_plugins, is_rank_zero, launch_context, processes_per_node
 from graphbench.errors import ConfigError, GraphbenchError
 from graphbench.info import DatasetInfo
 from graphbench.instantiate import METADATA_KEYS, build
@@ -54,6 +56,7 @@ from graphbench.record import (
     flat_config,
 )
 from graphbench.signals import Preempted, SignalState, run_signals
+from graphbench.transforms.dataset_transform import dataset_transform
 
 log = logging.getLogger(__name__)
 
@@ -68,8 +71,10 @@ RESUME_MODES: tuple[str, ...] = ("never", "auto")
 def build_datamodule(cfg: DictConfig) -> GraphLevelDataModule:
     """The DataModule of ``cfg.dataset`` (its level's DataModule with its ``source`` built first; the
     flat knobs that only the source reads are not passed on: :mod:`graphbench.data.datamodules.config`)."""
-    pe_transform = build(cfg.pe.transform, "pe.transform", METADATA_KEYS) if cfg.pe.get("transform") else None
-    return build(datamodule_arguments(cfg.dataset), f"dataset '{cfg.dataset.name}'", pe_transform=pe_transform)
+    pe_transform = dataset_transform(cfg)  # the graph transform (+transform=...), then the PE
+    return build(
+        datamodule_arguments(cfg.dataset), f"dataset '{cfg.dataset.name}'", pe_transform=pe_transform, **sampler_argument(cfg)
+    )
 
 
 def network_builder(cfg: DictConfig, info: DatasetInfo) -> Callable[[int], nn.Module]:
@@ -85,6 +90,14 @@ def network_builder(cfg: DictConfig, info: DatasetInfo) -> Callable[[int], nn.Mo
         pe_encoder=build(cfg.pe.encoder, "pe.encoder", METADATA_KEYS) if cfg.pe.get("encoder") else None,
     )
     return lambda hidden_dim: partial(hidden_dim=hidden_dim)
+
+
+def network_width(cfg: DictConfig, make_network: Callable[[int], nn.Module]) -> int:
+    """``model.hidden_dim``, or the width solved under ``budget.max_params`` when a budget is set."""
+    max_params = cfg.budget.get("max_params")
+    if max_params is not None and cfg.budget.get("solve_width", True):
+        return solve_width(make_network, int(max_params), int(cfg.model.get("width_multiple", 1))).hidden_dim
+    return int(cfg.model.hidden_dim)
 
 
 def build_task_module(cfg: DictConfig, network: nn.Module, info: DatasetInfo) -> GraphTaskModule:
@@ -129,6 +142,9 @@ def train(cfg: DictConfig) -> RunRecord:
     if previous is not None:
         log.info("skipped: %s already holds a completed run (resume=auto)", output_dir)
         return previous
+    if not is_rank_zero():  # a DDP rank started by a scheduler (SLURM, torchrun): rank 0 writes the run's files
+        code = train_worker(cfg, resume=resume == "auto")
+        return RunRecord(status=COMPLETED if code == 0 else failed(f"exit code {code}"), config={}, run_dir=str(output_dir))
     record = RunRecord(status=RUNNING, config={}, run_dir=str(output_dir))
     loggers: list[Any] = []
     start = time.perf_counter()
@@ -137,7 +153,7 @@ def train(cfg: DictConfig) -> RunRecord:
             record.config = OmegaConf.to_container(cfg, resolve=True)  # type: ignore[assignment]
             record.replicate_keys = seed_dependent_keys(cfg)
             record.write(results_path)
-            _fit_and_test(cfg, record, output_dir, signals, loggers, resume=resume == "auto")
+            _fit_and_test(cfg, record, output_dir, signals, loggers, resume=resume == "auto", writer=True)
             record.status = COMPLETED
         except BaseException as exc:
             record.status = _status_of(exc, signals, output_dir)
@@ -148,6 +164,20 @@ def train(cfg: DictConfig) -> RunRecord:
     return record
 
 
+def train_worker(cfg: DictConfig, resume: bool) -> int:
+    """A DDP rank other than 0: the same fit and test as rank 0 (which writes every file of the run);
+    returns the exit code of its status. Errors go to stderr, where its launcher collects them."""
+    output_dir = Path(cfg.paths.output_dir)
+    record = RunRecord(status=RUNNING, config={}, run_dir=str(output_dir))
+    with run_signals() as signals:
+        try:
+            _fit_and_test(cfg, record, output_dir, signals, [], resume=resume, writer=False)
+        except BaseException as exc:
+            traceback.print_exception(exc)
+            return exit_code(_status_of(exc, signals, None))
+    return 0
+
+
 def _completed_record(results_path: Path) -> RunRecord | None:
     try:
         record = RunRecord.read(results_path)
@@ -156,9 +186,9 @@ def _completed_record(results_path: Path) -> RunRecord | None:
     return record if record.completed else None
 
 
-def _status_of(exc: BaseException, signals: SignalState, output_dir: Path) -> str:
+def _status_of(exc: BaseException, signals: SignalState, output_dir: Path | None) -> str:
     """The status of a run that ended with ``exc``; unexpected errors leave their traceback in
-    ``error.log`` beside ``results.json``."""
+    ``error.log`` beside ``results.json`` (in ``output_dir``, when given)."""
     if isinstance(exc, Diverged):
         return diverged(exc.epoch)
     if isinstance(exc, KeyboardInterrupt):
@@ -170,24 +200,30 @@ def _status_of(exc: BaseException, signals: SignalState, output_dir: Path) -> st
         return INTERRUPTED if signals.received == 2 else PREEMPTED
     if isinstance(exc, GraphbenchError):
         return failed(str(exc))
+    if output_dir is None:
+        return failed(f"{type(exc).__name__}: {exc}")
     (output_dir / ERROR_LOG).write_text("".join(traceback.format_exception(exc)))
     return failed(f"{type(exc).__name__}: {exc} (traceback in {output_dir / ERROR_LOG})")
 
 
 def _fit_and_test(
-    cfg: DictConfig, record: RunRecord, output_dir: Path, signals: SignalState, loggers: list[Any], resume: bool
+    cfg: DictConfig, record: RunRecord, output_dir: Path, signals: SignalState, loggers: list[Any], resume: bool, writer: bool
 ) -> None:
+    """Fit, then test at the best validation epoch, filling ``record``. Only the ``writer`` (rank 0
+    of a DDP run, or the only process) logs and writes ``predictions.npz``."""
     check_config(cfg)
     L.seed_everything(cfg.seed, workers=True, verbose=False)
     datamodule = build_datamodule(cfg)
+    trainer_cfg = OmegaConf.to_container(cfg.trainer, resolve=True)
+    assert isinstance(trainer_cfg, dict)
+    local_processes = processes_per_node(trainer_cfg)
+    datamodule.check_devices(local_processes * int(trainer_cfg.get("num_nodes") or 1))
     datamodule.prepare_data()
     datamodule.setup("fit")
     info = datamodule.info
     make_network = network_builder(cfg, info)
     max_params = cfg.budget.get("max_params")
-    hidden_dim = int(cfg.model.hidden_dim)
-    if max_params is not None and cfg.budget.get("solve_width", True):
-        hidden_dim = solve_width(make_network, int(max_params), int(cfg.model.get("width_multiple", 1))).hidden_dim
+    hidden_dim = network_width(cfg, make_network)
     L.seed_everything(cfg.seed, workers=True, verbose=False)  # same initial weights whatever the search built
     network = make_network(hidden_dim)
     num_params = count_parameters(network)
@@ -216,15 +252,17 @@ def _fit_and_test(
         save_on_train_epoch_end=True,
         enable_version_counter=False,
     )
-    trainer_cfg = OmegaConf.to_container(cfg.trainer, resolve=True)
-    assert isinstance(trainer_cfg, dict)
     progress_bar = show_progress_bar(trainer_cfg.get("enable_progress_bar", "auto"))
     trainer_cfg["enable_progress_bar"] = progress_bar
+    # the DataModules shard the data over DDP ranks themselves, without Lightning's padding repeats
+    # in evaluation (graphbench.data.store.sharding)
+    trainer_cfg["use_distributed_sampler"] = False
     history = EpochHistory(checkpoint, info.monitor, echo=not progress_bar)
     tracker = ResourceTracker()
     predictions = TestPredictions()
     extra_callbacks = [build(c, f"callbacks.{k}") for k, c in (cfg.get("callbacks") or {}).items() if c]
-    loggers.extend(build(c, f"logger.{k}") for k, c in (cfg.get("logger") or {}).items() if c)
+    if writer:
+        loggers.extend(build(c, f"logger.{k}") for k, c in (cfg.get("logger") or {}).items() if c)
     resume_from = checkpoint_dir / LAST_CHECKPOINT if resume and (checkpoint_dir / LAST_CHECKPOINT).is_file() else None
     if resume_from is not None:
         resumed_epoch = int(torch.load(resume_from, map_location="cpu", weights_only=False)["epoch"])
@@ -232,44 +270,46 @@ def _fit_and_test(
         for lg in loggers:
             if isinstance(lg, ResumableCSVLogger):
                 lg.resume_after(resumed_epoch)
-    trainer: L.Trainer = build(
-        OmegaConf.create(trainer_cfg),
-        "trainer",
-        # order matters among the Checkpoint callbacks: best, then the history that reads it, then last
-        callbacks=[
-            checkpoint,
-            history,
-            last,
-            RNGState(),
-            tracker,
-            predictions,
-            ParameterBudget(max_params),
-            DivergenceGuard(),
-            *extra_callbacks,
-        ],
-        logger=loggers or False,
-        default_root_dir=str(output_dir),
-    )
-    for lg in loggers:
-        lg.log_hyperparams(flat_config(record.config or {}))
-
-    with signals.lightning_loop():
-        trainer.fit(module, datamodule=datamodule, ckpt_path=str(resume_from) if resume_from else None)
-    _raise_if_stopped(trainer)
-    smoke_test = bool(trainer_cfg.get("fast_dev_run"))
-    # Lightning's fast_dev_run saves no checkpoint: the one epoch it runs is tested with its weights
-    best = (history.epochs[-1] if history.epochs else None) if smoke_test else history.best_record()
-    if best is None:
-        raise ConfigError(
-            f"no validation epoch produced {info.monitor}, so there is no best epoch to test: "
-            "validation must run at least once (trainer.check_val_every_n_epoch <= trainer.max_epochs, "
-            "trainer.limit_val_batches > 0)"
+    with launch_context(cfg, local_processes, output_dir, resume=resume_from is not None):
+        trainer: L.Trainer = build(
+            OmegaConf.create(trainer_cfg),
+            "trainer",
+            # order matters among the Checkpoint callbacks: best, then the history that reads it, then last
+            callbacks=[
+                checkpoint,
+                history,
+                last,
+                RNGState(),
+                tracker,
+                predictions,
+                ParameterBudget(max_params),
+                DivergenceGuard(),
+                *extra_callbacks,
+            ],
+            logger=loggers or False,
+            default_root_dir=str(output_dir),
+            plugins=cluster_plugins(),
         )
-    with signals.lightning_loop():
-        test_metrics = trainer.test(
-            module, datamodule=datamodule, ckpt_path=None if smoke_test else checkpoint.best_model_path, verbose=False
-        )[0]
-    _raise_if_stopped(trainer)
+        for lg in loggers:
+            lg.log_hyperparams(flat_config(record.config or {}))
+
+        with signals.lightning_loop():
+            trainer.fit(module, datamodule=datamodule, ckpt_path=str(resume_from) if resume_from else None)
+        _raise_if_stopped(trainer)
+        smoke_test = bool(trainer_cfg.get("fast_dev_run"))
+        # Lightning's fast_dev_run saves no checkpoint: the one epoch it runs is tested with its weights
+        best = (history.epochs[-1] if history.epochs else None) if smoke_test else history.best_record()
+        if best is None:
+            raise ConfigError(
+                f"no validation epoch produced {info.monitor}, so there is no best epoch to test: "
+                "validation must run at least once (trainer.check_val_every_n_epoch <= trainer.max_epochs, "
+                "trainer.limit_val_batches > 0)"
+            )
+        with signals.lightning_loop():
+            test_metrics = trainer.test(
+                module, datamodule=datamodule, ckpt_path=None if smoke_test else checkpoint.best_model_path, verbose=False
+            )[0]
+        _raise_if_stopped(trainer)
     metrics = {k: v for k, v in best.items() if k.startswith(("train/", "val/")) and not k.endswith("_best")}
     metrics.update({k: float(v) for k, v in test_metrics.items()})
     record.best_epoch = int(best["epoch"])
@@ -277,7 +317,8 @@ def _fit_and_test(
     record.metrics = metrics
     record.time_per_epoch_s = tracker.time_per_epoch_s
     record.peak_memory_mb = ResourceTracker.peak_memory_mb(module.device)
-    predictions.save(output_dir / "predictions.npz")
+    if writer:
+        predictions.save(output_dir / "predictions.npz")
 
 
 def _raise_if_stopped(trainer: L.Trainer) -> None:

@@ -12,10 +12,14 @@ from tests.paths import REPO, SHARED_DATA
 
 #: (benchmark column, case prefix) of every row the quick table must contain
 EXPECTED_ROWS = [
+    ("reference: time / training epoch", "LRGB-tuned GCN"),
+    ("reference: time / training epoch", "LRGB-tuned GINE"),
+    ("reference: time / training epoch", "LRGB-tuned GatedGCN"),
     ("overhead: time / training epoch", "GCN, cycles"),
     ("overhead: time / training epoch", "GatedGCN, cycles"),
     ("overhead: time / training epoch", "GCN full-batch, Cora"),
     ("preprocess: raw csv -> dataset", "Peptides-func"),
+    ("preprocess: floor (RDKit MolFromSmiles alone)", "Peptides-func"),
     ("preprocess: reload cache", "Peptides-func"),
     ("pe: precompute", "LapPE k=10"),
     ("pe: precompute", "RWSE 20 steps"),

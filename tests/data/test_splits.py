@@ -6,6 +6,7 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+import torch
 
 from graphbench.data.splits import check_split_index, fold_from_index_files, stratified_cv_fold, stratified_fold_ids
 from graphbench.errors import ConfigError, DataError
@@ -60,3 +61,17 @@ def test_index_files_select_the_fold_and_are_checked(tmp_path: Path) -> None:
     write_index(paths["val"], [[3], [3]])
     with pytest.raises(DataError, match="share 1 graphs"):
         fold_from_index_files(paths, 1, 2, 6)
+
+
+def test_igb_split_is_one_labeled_to_four_unlabeled_with_the_labeled_halved() -> None:
+    from graphbench.data.splits import IGB_FRACTIONS, random_split_masks
+
+    masks = random_split_masks(50, IGB_FRACTIONS, seed=3)
+    counts = {split: int(mask.sum()) for split, mask in masks.items()}
+    assert counts == {"train_mask": 5, "val_mask": 5, "test_mask": 40}  # labeled 10 : unlabeled 40 = 1 : 4
+    stacked = torch.stack(list(masks.values())).int()
+    assert stacked.sum(dim=0).tolist() == [1] * 50  # disjoint and covering every node
+    again = random_split_masks(50, IGB_FRACTIONS, seed=3)
+    assert all(torch.equal(masks[k], again[k]) for k in masks)
+    other = random_split_masks(50, IGB_FRACTIONS, seed=4)
+    assert not torch.equal(masks["train_mask"], other["train_mask"])

@@ -1,4 +1,7 @@
-"""Command line: ``python -m graphbench.analysis homophily dataset=<name>[,<name>...] [overrides...] [--csv]``.
+"""Command line: ``python -m graphbench.analysis homophily dataset=<name>[,<name>...] [overrides...] [--csv]``
+and ``python -m graphbench.analysis memorization <multirun dir>... [--plot out.png] [--csv]`` (the runs
+of ``task=memorization``: :func:`memorization_main`), and ``python -m graphbench.analysis igb-ranks
+--public DIR... --iid DIR...`` (IGB rank stability on two protocols: :mod:`graphbench.analysis.igb.ranks`).
 
 Composes ``conf/config.yaml`` with the Hydra overrides once per dataset named in ``dataset=`` (several
 names separated by commas; the other overrides apply to each, e.g. ``dataset.split=random
@@ -26,7 +29,7 @@ from torch_geometric.data import Data
 from graphbench.analysis.homophily import homophily_measures, homophily_table
 from graphbench.errors import ConfigError, GraphbenchError
 
-ANALYSES: tuple[str, ...] = ("homophily",)
+ANALYSES: tuple[str, ...] = ("homophily", "memorization", "igb-ranks")
 #: ``src/graphbench/analysis/__main__.py`` -> the checkout's ``conf/`` (editable installs)
 CHECKOUT_CONF: Path = Path(__file__).resolve().parents[3] / "conf"
 
@@ -119,6 +122,9 @@ def build_parser() -> argparse.ArgumentParser:
     )
     parser.add_argument("--csv", action="store_true", help="print CSV (full precision) instead of a markdown table")
     parser.add_argument(
+        "--plot", type=Path, default=None, help="memorization: save the rate-vs-homophily plot of the runs as this PNG"
+    )
+    parser.add_argument(
         "--config-dir", type=Path, default=None, help="the conf/ directory (default: the checkout's, else ./conf)"
     )
     return parser
@@ -126,8 +132,15 @@ def build_parser() -> argparse.ArgumentParser:
 
 def main(argv: Sequence[str] | None = None, load: Callable[[DictConfig], tuple[Data, Any]] = load_graph) -> int:
     """Run the CLI; return the exit status."""
+    arguments = list(sys.argv[1:] if argv is None else argv)
+    if arguments[:1] == ["igb-ranks"]:  # its own arguments: graphbench.analysis.igb.ranks
+        from graphbench.analysis.igb.ranks import main as igb_ranks_main
+
+        return igb_ranks_main(arguments[1:])
     parser = build_parser()
-    args = parser.parse_args(argv)
+    args = parser.parse_args(arguments)
+    if args.analysis == "memorization":
+        return memorization_main(parser, args.overrides, args.plot, args.csv)
     try:
         datasets, overrides = split_datasets(args.overrides)
         config_dir = find_config_dir(args.config_dir)
@@ -141,6 +154,32 @@ def main(argv: Sequence[str] | None = None, load: Callable[[DictConfig], tuple[D
         print(f"error: {exc}", file=sys.stderr)
         return 1
     sys.stdout.write(homophily_table(rows, csv_format=args.csv))
+    return 0
+
+
+def memorization_main(parser: argparse.ArgumentParser, directories: Sequence[str], plot: Path | None, csv_format: bool) -> int:
+    """``python -m graphbench.analysis memorization <multirun dir>... [--plot out.png] [--csv]``: one row
+    per completed ``task=memorization`` run found under the directories, and the plot of memorization
+    rate against ``dataset.homophily``. Exit status 1 when no such run is found."""
+    from graphbench.analysis.memorization_plots import collect_runs, plot_rate_vs_homophily, runs_table
+
+    if not directories:
+        parser.error("memorization needs the directory of a multirun (or of runs), e.g. multirun/2026-01-01/12-00-00")
+    missing = [d for d in directories if not Path(d).is_dir()]
+    if missing:
+        parser.error(f"not a directory: {', '.join(missing)}")
+    runs = [run for d in directories for run in collect_runs(Path(d))]
+    if not runs:
+        print(f"error: no completed task=memorization run under {', '.join(directories)}", file=sys.stderr)
+        return 1
+    sys.stdout.write(runs_table(runs, csv_format=csv_format))
+    if plot is not None:
+        try:
+            plot_rate_vs_homophily(runs, plot)
+        except ValueError as exc:
+            print(f"error: {exc}", file=sys.stderr)
+            return 1
+        print(f"plot: {plot}", file=sys.stderr)
     return 0
 
 

@@ -32,12 +32,22 @@ class TestPredictions(L.Callback):
             self._parts.append({k: outputs[k].detach().cpu() for k in ("y_pred", "y_true", "index")})
 
     def on_test_epoch_end(self, trainer: L.Trainer, pl_module: L.LightningModule) -> None:
-        if not self._parts:
+        keys = ("y_pred", "y_true", "index")
+        parts = self._parts
+        if trainer.world_size > 1 and torch.distributed.is_available() and torch.distributed.is_initialized():
+            # every rank evaluated its own unpadded share (graphbench.data.store.sharding); objects,
+            # not all_gather's tensors, since the shares may differ in size
+            gathered: list[list[dict[str, Tensor]] | None] = [None] * trainer.world_size
+            torch.distributed.all_gather_object(gathered, parts)
+            parts = [part for rank_parts in gathered for part in rank_parts or []]
+        if not parts:
             self.predictions = {}
             return
-        joined = {k: torch.cat([part[k] for part in self._parts]) for k in ("y_pred", "y_true", "index")}
+        joined = {k: torch.cat([part[k] for part in parts]) for k in keys}
         order = torch.argsort(joined["index"], stable=True)
         self.predictions = {k: v[order] for k, v in joined.items()}
+        if torch.unique(joined["index"]).numel() != joined["index"].numel():
+            raise RuntimeError("the test predictions hold an example twice: the test loader repeats examples across ranks")
 
     def save(self, path: Path) -> None:
         np.savez(path, **{k: v.numpy() for k, v in self.predictions.items()})

@@ -94,6 +94,11 @@ def as_index_array(value: Any, name: str) -> np.ndarray:
     return array.astype(np.int64)
 
 
+#: IGB's node split (Li et al., IJCAI 2022): labeled : unlabeled = 1 : 4, and the labeled nodes split
+#: 1 : 1 into train (fitting) and validation (model selection); the unlabeled nodes are the test set
+IGB_FRACTIONS: tuple[float, float, float] = (0.1, 0.1, 0.8)
+
+
 def random_split_masks(num_nodes: int, fractions: tuple[float, float, float], seed: int) -> dict[str, Tensor]:
     """Boolean ``{split}_mask`` vectors of a uniformly random split of the nodes into the given
     train/val/test fractions (the test split takes the remainder). Deterministic given ``seed``."""
@@ -103,3 +108,28 @@ def random_split_masks(num_nodes: int, fractions: tuple[float, float, float], se
     n_train, n_val = round(fractions[0] * num_nodes), round(fractions[1] * num_nodes)
     parts = {"train": perm[:n_train], "val": perm[n_train : n_train + n_val], "test": perm[n_train + n_val :]}
     return {f"{split}_mask": index_to_mask(index, size=num_nodes) for split, index in parts.items()}
+
+
+def stratified_split_masks(labels: Tensor, fractions: tuple[float, float, float], seed: int) -> dict[str, Tensor]:
+    """Boolean ``{split}_mask`` vectors of a per-class random split: the nodes of each class are
+    shuffled and the first ``int(fractions[0] * n_c)`` go to train, the next ``int(fractions[1] * n_c)``
+    to val and the rest to test. This is the 60/20/20 split of the NCMemo code (Jamadandi et al.,
+    ``SBM/dataset.py``: ``numpy.random.RandomState(seed)``, classes in increasing order), so it is
+    deterministic given ``seed`` and reproduces that code's split for the same seed."""
+    if len(fractions) != 3 or any(f < 0 for f in fractions) or sum(fractions) > 1 + 1e-9:
+        raise ConfigError(f"split fractions must be three non-negative numbers summing to <= 1, got {list(fractions)}")
+    y = labels.cpu().numpy()
+    rng = np.random.RandomState(int(seed))
+    parts: dict[str, list[np.ndarray]] = {split: [] for split in SPLITS}
+    for cls in range(int(y.max()) + 1 if y.size else 0):
+        members = np.flatnonzero(y == cls)
+        rng.shuffle(members)
+        n_train, n_val = int(fractions[0] * len(members)), int(fractions[1] * len(members))
+        parts["train"].append(members[:n_train])
+        parts["val"].append(members[n_train : n_train + n_val])
+        parts["test"].append(members[n_train + n_val :])
+    num_nodes = len(y)
+    return {
+        f"{split}_mask": index_to_mask(torch.from_numpy(np.concatenate(chunks or [np.empty(0, np.int64)])).long(), size=num_nodes)
+        for split, chunks in parts.items()
+    }

@@ -12,6 +12,7 @@ from torch_geometric.nn import global_add_pool, global_max_pool, global_mean_poo
 from graphbench.info import DatasetInfo, FeatureSpec
 from graphbench.modules.activations import make_activation
 from graphbench.modules.encoders import make_feature_encoder
+from graphbench.modules.propagation import EdgePlan
 
 POOLINGS: dict[str, Callable[..., Tensor]] = {"mean": global_mean_pool, "add": global_add_pool, "max": global_max_pool}
 
@@ -26,7 +27,9 @@ class GraphNetwork(nn.Module):
     layers that update edge features get the same treatment for edges with their own norms.
     Layers that declare ``uses_edge_attr = False`` receive ``edge_attr=None``.
     Layers that declare ``self_contained = True`` (GPS) apply their own norms, residuals and dropout
-    and are used as is; layers that declare ``needs_batch = True`` also get ``batch=`` (graph index).
+    and are used as is; layers that declare ``needs_batch = True`` also get ``batch=`` (graph index),
+    and layers that declare ``uses_plan = True`` get ``plan=``, the batch's
+    :class:`~graphbench.modules.propagation.EdgePlan`, built once per forward pass for all of them.
     Node embeddings start as the encoded input features (after ``input_dropout`` when they are dense)
     plus the encoded positional encoding.
     Graph-level tasks pool the node embeddings (``pooling``); node-level tasks do not. The ``head``
@@ -107,8 +110,13 @@ class GraphNetwork(nn.Module):
             edge_attr = data.edge_attr if data.edge_attr is not None else data.edge_index.new_zeros(data.edge_index.size(1), 1)
             e = self.edge_encoder(edge_attr)
         edge_batch = batch[data.edge_index[0]] if batch is not None else None
+        # the batch's sparse operators (sorted incidences, GCN's normalized adjacency), built once
+        # here and shared by every layer instead of being recomputed layer by layer
+        plan = EdgePlan(data.edge_index, h.size(0)) if any(getattr(lay, "uses_plan", False) for lay in self.layers) else None
         for index, (layer, node_norm, edge_norm) in enumerate(zip(self.layers, self.node_norms, self.edge_norms)):
-            extra = {"batch": batch} if getattr(layer, "needs_batch", False) else {}
+            extra: dict[str, object] = {"batch": batch} if getattr(layer, "needs_batch", False) else {}
+            if getattr(layer, "uses_plan", False):
+                extra["plan"] = plan
             h_new, e_new = layer(h, data.edge_index, e, **extra)
             if self.last_layer_outputs and index == len(self.layers) - 1:
                 return h_new  # the prediction itself: no norm, activation, dropout or residual

@@ -72,12 +72,24 @@ class GraphTaskModule(L.LightningModule):
             target = target.long().view(-1)
         else:
             target = target.float().view(logits.shape)
-        loss = self.loss_fn(logits, target)
+        if self.info.level == "node" and "loss_weight" in batch:
+            loss = self._weighted_loss(logits, target, batch.loss_weight[batch[f"{split}_mask"]])
+        else:
+            loss = self.loss_fn(logits, target)
         self.metrics[f"{split}_metric"].update(logits.detach(), target)
         self.losses[f"{split}_loss"].update(loss.detach(), logits.size(0))
         return loss, {"y_pred": logits.detach(), "y_true": target.detach(), "index": index.detach()}
 
-    def training_step(self, batch: Batch, batch_idx: int) -> Tensor:
+    def _weighted_loss(self, logits: Tensor, target: Tensor, weight: Tensor) -> Tensor:
+        r""":math:`\sum_i w_i \, \ell(\hat y_i, y_i)`: the per-example losses of ``loss_fn`` (whatever its
+        reduction: it is called on one example at a time, vectorized by ``torch.func.vmap``) weighted by
+        the batch's ``loss_weight``, GraphSAINT's loss normalization (:mod:`graphbench.data.samplers.saint`)."""
+        per_example = torch.func.vmap(lambda out, y: self.loss_fn(out.unsqueeze(0), y.unsqueeze(0)))(logits, target)
+        return (weight * per_example).sum()
+
+    def training_step(self, batch: Batch, batch_idx: int) -> Tensor | None:
+        if self.info.level == "node" and "n_id" in batch and not bool(batch["train_mask"].any()):
+            return None  # a sampled subgraph without a training node: nothing to learn, no optimizer step
         return self._step(batch, "train")[0]
 
     def validation_step(self, batch: Batch, batch_idx: int) -> None:

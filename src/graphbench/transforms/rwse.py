@@ -2,7 +2,7 @@ r"""Random-walk structural encoding (RWSE)."""
 
 from __future__ import annotations
 
-import math
+import warnings
 from collections.abc import Hashable, Sequence
 
 import torch
@@ -10,7 +10,7 @@ from torch import Tensor
 from torch_geometric.data import Data
 from torch_geometric.transforms import BaseTransform
 
-from graphbench.transforms.precompute import attach, dense_adjacency, map_grouped
+from graphbench.transforms.precompute import attach, map_grouped
 
 
 class RWSE(BaseTransform):
@@ -29,18 +29,21 @@ class RWSE(BaseTransform):
     PyG's :class:`~torch_geometric.transforms.AddRandomWalkPE` on simple graphs (up to
     float32 rounding).
 
-    Computed densely in float32 with about :math:`2\sqrt{k}` matrix products instead
-    of :math:`k - 1` (6 instead of 19 for :math:`k = 20`): with
-    :math:`m = \lceil \sqrt{k} \rceil` only :math:`P^1, \dots, P^m` and
-    :math:`P^{2m}, P^{3m}, \dots` are formed, and for :math:`1 \le r \le m`
+    Computed by sparse-dense products, linear in the number of edges per step (no dense
+    :math:`N \times N` matrix product): the graphs of a chunk (equal node counts) form one
+    block-diagonal CSR matrix, and the columns :math:`X_t = M^t [I; I; \dots]` are advanced one
+    sparse product per step, in float64 (cast to float32 at the end). For a symmetric
+    non-negative :math:`A` (undirected graphs), :math:`P` is similar to
+    :math:`S = D^{-1/2} A D^{-1/2}` (zero rows and columns at isolated nodes), which has the same
+    diagonal powers, and only :math:`\lceil k/2 \rceil` products are needed:
 
     .. math::
-        (P^{qm + r})_{ii} = \sum_j (P^r)_{ij} \, (P^{qm})_{ji}.
+        (P^{2m})_{ii} = \lVert S^m e_i \rVert^2, \qquad
+        (P^{2m+1})_{ii} = \langle S^m e_i, S^{m+1} e_i \rangle .
 
-    Graphs of equal size are stacked for ``bmm``, which multiplies each graph's
-    matrices on their own, and every other step is elementwise or a per-row sum, so a
-    graph's values do not depend on the rest of the batch: :meth:`forward` and
-    :meth:`transform_many` give bitwise identical results (tested on CPU).
+    Directed or negatively weighted graphs take :math:`k` products with :math:`P` itself. Each
+    graph's rows only ever meet its own block, and CSR rows are computed independently, so
+    :meth:`forward` and :meth:`transform_many` give bitwise identical results (tested on CPU).
 
     Adds ``data[attr]`` of shape ``[N, k]`` (float32).
 
@@ -51,8 +54,8 @@ class RWSE(BaseTransform):
 
     #: Largest graph handled (powers of :math:`P` are dense ``[N, N]`` matrices).
     MAX_NODES: int = 10_000
-    #: ``B * n * n`` per batched call; small chunks keep ``bmm`` operands in L2 cache.
-    CHUNK_ELEMENTS: int = 1 << 17
+    #: ``B * n * n`` per batched call (the float64 columns :math:`X_t` of a chunk).
+    CHUNK_ELEMENTS: int = 1 << 19
 
     def __init__(self, k: int, attr: str = "rwse") -> None:
         if k < 1:
@@ -74,7 +77,7 @@ class RWSE(BaseTransform):
         n = int(key)  # type: ignore[call-overload]
         if n > self.MAX_NODES:
             raise ValueError(
-                f"RWSE uses dense powers of the transition matrix; a graph has {n} "
+                f"RWSE keeps n columns per node (one per start node); a graph has {n} "
                 f"nodes > RWSE.MAX_NODES={self.MAX_NODES}. Use it on graph-level "
                 f"datasets or choose pe=none for large graphs."
             )
@@ -88,29 +91,72 @@ class RWSE(BaseTransform):
 
 
 def return_probabilities(graphs: Sequence[Data], num_nodes: int, k: int) -> Tensor:
-    r""":math:`(P^t)_{ii}` for :math:`t = 1..k`, shape ``[B, n, k]``, for graphs that all
-    have ``num_nodes`` nodes (see :class:`RWSE`)."""
+    r""":math:`(P^t)_{ii}` for :math:`t = 1..k`, shape ``[B, n, k]`` (float32), for graphs that
+    all have ``num_nodes`` nodes (see :class:`RWSE`)."""
     n, batch = num_nodes, len(graphs)
+    device = graphs[0].edge_index.device if graphs[0].edge_index is not None else None
     if n == 0:
-        edge_index = graphs[0].edge_index
-        return torch.zeros(batch, 0, k, device=None if edge_index is None else edge_index.device)
-    adj = dense_adjacency(graphs, n, torch.float32)
-    deg = adj.sum(-1, keepdim=True)
-    trans = adj * torch.where(deg > 0, 1.0 / deg, torch.zeros_like(deg))
+        return torch.zeros(batch, 0, k, device=device)
+    row, col, weight = block_edges(graphs, n, torch.float64)
+    size = batch * n
+    deg = torch.zeros(size, dtype=torch.float64, device=device).index_add_(0, row, weight)
+    # X_0: node (b, i) holds the unit vector e_i of its own graph
+    cols = torch.eye(n, dtype=torch.float64, device=device).repeat(batch, 1)
+    diag = torch.arange(size, device=device), torch.arange(size, device=device) % n
+    if _is_symmetric(row, col, weight, size):
+        dinv = torch.where(deg > 0, deg.clamp(min=1e-300).rsqrt(), torch.zeros_like(deg))
+        sym = _csr(row, col, dinv[row] * weight * dinv[col], size)
+        steps = [cols]
+        for _ in range(k // 2 + 1 if k % 2 else k // 2):
+            steps.append(torch.sparse.mm(sym, steps[-1]))
+        out = []
+        for t in range(1, k + 1):
+            half = t // 2  # (S^t)_ii = <S^half e_i, S^(t - half) e_i>
+            out.append((steps[half] * steps[t - half]).view(batch, n, n).sum(1).view(-1))
+        pe = torch.stack(out, dim=-1)
+    else:
+        trans = _csr(row, col, weight * torch.where(deg > 0, 1.0 / deg, torch.zeros_like(deg))[row], size)
+        out = []
+        for _ in range(k):
+            cols = torch.sparse.mm(trans, cols)
+            out.append(cols[diag])
+        pe = torch.stack(out, dim=-1)
+    return pe.to(torch.float32).view(batch, n, k)
 
-    m = math.ceil(math.sqrt(k))
-    powers = [trans]  # powers[r - 1] = P^r, r = 1..m
-    for _ in range(m - 1):
-        powers.append(torch.bmm(trans, powers[-1]))
-    diags = [p.diagonal(dim1=1, dim2=2) for p in powers]
-    if k > m:
-        # (P^{qm})^T for q = 1, 2, ...: one transpose, then (P^m)^T (P^{(q-1)m})^T.
-        base = powers[-1].transpose(1, 2).contiguous()
-        big = base
-        for q in range(1, math.ceil(k / m)):
-            if q > 1:
-                big = torch.bmm(base, big)
-            for r in range(1, min(m, k - q * m) + 1):
-                # (P^{qm + r})_ii = sum_j (P^r)_ij (P^{qm})_ji
-                diags.append((powers[r - 1] * big).sum(-1))
-    return torch.stack(diags, dim=-1)
+
+def block_edges(graphs: Sequence[Data], num_nodes: int, dtype: torch.dtype) -> tuple[Tensor, Tensor, Tensor]:
+    """The edges of ``graphs`` (each with ``num_nodes`` nodes) as one block-diagonal graph:
+    ``(row, col, weight)``, graph ``b``'s node ``i`` numbered ``b * num_nodes + i``;
+    ``data.edge_weight`` when present, else 1."""
+    rows, cols, weights = [], [], []
+    for b, data in enumerate(graphs):
+        edge_index = data.edge_index
+        if edge_index is None or edge_index.numel() == 0:
+            continue
+        rows.append(edge_index[0] + b * num_nodes)
+        cols.append(edge_index[1] + b * num_nodes)
+        w = data.get("edge_weight")
+        weights.append(torch.ones(edge_index.size(1), dtype=dtype) if w is None else w.to(dtype).view(-1))
+    if not rows:
+        empty = torch.zeros(0, dtype=torch.long)
+        return empty, empty, torch.zeros(0, dtype=dtype)
+    return torch.cat(rows), torch.cat(cols), torch.cat(weights)
+
+
+def _csr(row: Tensor, col: Tensor, value: Tensor, size: int) -> Tensor:
+    """The ``size x size`` CSR matrix with ``value`` at ``(row, col)``; duplicates add up in products."""
+    order = torch.argsort(row * size + col)
+    rowptr = torch._convert_indices_from_coo_to_csr(row[order], size)
+    with warnings.catch_warnings():  # "sparse CSR support is in beta": the product is tested
+        warnings.simplefilter("ignore")
+        return torch.sparse_csr_tensor(rowptr, col[order], value[order], (size, size), check_invariants=False)
+
+
+def _is_symmetric(row: Tensor, col: Tensor, weight: Tensor, size: int) -> bool:
+    """Whether the summed adjacency equals its transpose and has no negative weight."""
+    if bool((weight < 0).any()):
+        return False
+    key, transposed = row * size + col, col * size + row
+    forward = torch.sparse_coo_tensor(key.unsqueeze(0), weight, (size * size,), check_invariants=False).coalesce()
+    backward = torch.sparse_coo_tensor(transposed.unsqueeze(0), weight, (size * size,), check_invariants=False).coalesce()
+    return torch.equal(forward.indices(), backward.indices()) and torch.equal(forward.values(), backward.values())

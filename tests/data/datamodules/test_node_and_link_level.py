@@ -84,7 +84,7 @@ def test_one_graph_defaults_to_the_shipped_split(tmp_path: Path) -> None:
     dm.setup()
     assert dm.graph is not None and dm.graph.val_mask.tolist() == [False, True, False]
     assert dm.info.num_outputs == 2 and dm.info.node_features.dim == 3
-    with pytest.raises(ConfigError, match=r"valid: \['shipped', 'random'\]"):
+    with pytest.raises(ConfigError, match=r"valid: \['shipped', 'random', 'igb'\]"):
         node_dm(Triangle(), tmp_path, split="public")
 
 
@@ -96,3 +96,30 @@ def test_one_graph_link_options_are_refused_for_many_graphs(tmp_path: Path) -> N
     for option in ({"eval_batch_size": 8}, {"use_val_edges_as_input": True}):
         with pytest.raises(ConfigError, match=f"dataset.{next(iter(option))} applies to one-graph link datasets"):
             LinkLevelDataModule(source=PairsInGraphs(), name="toy", data_dir=tmp_path, cache_dir=tmp_path, **COMMON, **option)
+
+
+class Ring(OneGraphNodeSource):
+    """A ring of 20 nodes whose shipped split is all-train."""
+
+    fixed_split = "shipped"
+
+    def read_graph(self, raw: RawRoot) -> Data:
+        n = 20
+        everything = torch.ones(n, dtype=torch.bool)
+        return Data(
+            x=torch.eye(n),
+            edge_index=torch.stack([torch.arange(n), (torch.arange(n) + 1) % n]),
+            y=torch.arange(n) % 2,
+            train_mask=everything,
+            val_mask=~everything,
+            test_mask=~everything,
+        )
+
+
+def test_igb_split_replaces_the_shipped_one_with_ten_ten_eighty(tmp_path: Path) -> None:
+    dm = node_dm(Ring(), tmp_path, split="igb", split_seed=1)
+    dm.setup()
+    assert dm.graph is not None
+    counts = [int(dm.graph[f"{s}_mask"].sum()) for s in ("train", "val", "test")]
+    assert counts == [2, 2, 16]
+    assert (dm.graph.train_mask.int() + dm.graph.val_mask.int() + dm.graph.test_mask.int()).tolist() == [1] * 20

@@ -22,8 +22,9 @@ from omegaconf import DictConfig, OmegaConf
 
 from graphbench.errors import ConfigError
 
-#: keys of the dataset node that are not DataModule arguments: ``module`` configures the task module
-READ_ELSEWHERE: tuple[str, ...] = ("module",)
+#: keys of the dataset node that are not DataModule arguments: ``module`` configures the task module,
+#: ``literature`` lists published values for the report's paper column (graphbench.report.literature)
+READ_ELSEWHERE: tuple[str, ...] = ("module", "literature")
 
 _KNOB = re.compile(r"^\$\{dataset\.([A-Za-z_][A-Za-z0-9_]*)\}$")
 

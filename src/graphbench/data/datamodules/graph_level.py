@@ -17,6 +17,7 @@ from graphbench.data.sources.base import Source
 from graphbench.data.store.batching import graph_loader
 from graphbench.data.store.cache import cache_key, load_or_build
 from graphbench.data.store.graph_store import GraphStore
+from graphbench.data.store.sharding import Shard
 from graphbench.errors import ConfigError, DataError
 from graphbench.info import SPLITS, DatasetInfo, Level
 from graphbench.transforms.channelwise import ChannelwiseNorm
@@ -187,8 +188,20 @@ class GraphLevelDataModule(L.LightningDataModule):
         assert self.dataset is not None
         return self.dataset.index_select(self.splits[split])
 
+    @property
+    def shard(self) -> Shard | None:
+        """This process's place in a data-parallel run (from the attached Trainer); ``None`` outside one."""
+        trainer = self.trainer
+        return Shard(trainer.global_rank, trainer.world_size) if trainer is not None else None
+
+    def check_devices(self, world_size: int) -> None:
+        """Raises a :class:`ConfigError` when this dataset cannot be split over ``world_size``
+        data-parallel processes (graph-level loaders shard by graph, so they always can)."""
+
     def _loader(self, split: str, shuffle: bool) -> DataLoader:
-        return graph_loader(self.split_dataset(split), self.batch_size, shuffle, self.num_workers)
+        # every rank seeded the same global seed (seed_everything), so all draw the same permutation
+        seed = torch.initial_seed()
+        return graph_loader(self.split_dataset(split), self.batch_size, shuffle, self.num_workers, self.shard, seed)
 
     def train_dataloader(self) -> DataLoader:
         return self._loader("train", shuffle=True)

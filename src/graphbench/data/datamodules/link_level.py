@@ -3,6 +3,7 @@ edges are split (OGB's link property prediction)."""
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any
 
 import torch
@@ -11,6 +12,8 @@ from torch.utils.data import DataLoader
 from torch_geometric.data import Data
 
 from graphbench.data.datamodules.graph_level import GraphLevelDataModule
+from graphbench.data.samplers.base import FullBatch, Sampler, SamplerContext
+from graphbench.data.store.cache import load_or_build
 from graphbench.errors import ConfigError
 
 #: what a one-graph link source's graph carries besides the message-passing graph: the split's
@@ -51,8 +54,22 @@ class LinkLevelDataModule(GraphLevelDataModule):
 
     level = "link"
 
-    def __init__(self, *, eval_batch_size: int | None = None, use_val_edges_as_input: bool | None = None, **kwargs: Any) -> None:
+    def __init__(
+        self,
+        *,
+        eval_batch_size: int | None = None,
+        use_val_edges_as_input: bool | None = None,
+        sampler: Sampler | None = None,
+        **kwargs: Any,
+    ) -> None:
         super().__init__(**kwargs)
+        # sampler=neighbor: training batches are the sampled neighbourhoods of the pairs' endpoints
+        # (PyG's LinkNeighborLoader); evaluation stays on the whole graph
+        self.sampler = sampler if sampler is not None else FullBatch()
+        if not self.source.one_graph and not self.sampler.is_full_batch:
+            raise ConfigError(
+                f"sampler={self.sampler.name} applies to one-graph datasets; {self.name} has its pairs in many graphs"
+            )
         if not self.source.one_graph and (eval_batch_size is not None or use_val_edges_as_input):
             key = "eval_batch_size" if eval_batch_size is not None else "use_val_edges_as_input"
             raise ConfigError(f"dataset.{key} applies to one-graph link datasets; {self.name} has its pairs in many graphs")
@@ -75,6 +92,9 @@ class LinkLevelDataModule(GraphLevelDataModule):
         keep = {k: graph[k] for k in graph.keys() if k not in (*SPLIT_EDGES, VAL_EDGE_ATTR, "idx", "num_nodes")}
         self.graph = Data(**keep, num_nodes=graph.num_nodes)
 
+    def _sampler_cache(self, name: str, params: tuple[Any, ...], build: Callable[[], Any]) -> Any:
+        return load_or_build(self._cache_path("sampler", name, *params), build, f"{self.name}: {self.sampler.name} {name}")
+
     def _message_passing_graph(self, split: str) -> Data:
         assert self.graph is not None
         if split != "test" or not self.use_val_edges_as_input:
@@ -86,6 +106,13 @@ class LinkLevelDataModule(GraphLevelDataModule):
             graph.edge_attr = torch.cat([graph.edge_attr, self.val_pos_attr, self.val_pos_attr])
         return graph
 
+    def check_devices(self, world_size: int) -> None:
+        if self.source.one_graph and world_size > 1:
+            raise ConfigError(
+                f"dataset '{self.name}': link prediction on one graph runs on one device (its ranking metrics need "
+                "every candidate of a query in one process); set trainer.devices=1"
+            )
+
     def _loader(self, split: str, shuffle: bool) -> DataLoader:
         if not self.source.one_graph:
             return super()._loader(split, shuffle)
@@ -93,6 +120,10 @@ class LinkLevelDataModule(GraphLevelDataModule):
             self.setup()
         if split == "train":
             pairs = self.split_edges["train_pos"]
+            assert self.graph is not None
+            sampled = self.sampler.link_train_loader(self.graph, pairs, SamplerContext(self.num_workers, self._sampler_cache))
+            if sampled is not None:
+                return sampled
             labels = torch.ones(pairs.size(1))
         else:
             pos, neg = self.split_edges[f"{split}_pos"], self.split_edges[f"{split}_neg"]

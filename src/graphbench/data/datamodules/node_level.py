@@ -3,6 +3,7 @@ whose nodes are all labelled and which are split by graph (inductive)."""
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any
 
 import torch
@@ -11,8 +12,10 @@ from torch.utils.data import DataLoader
 from torch_geometric.data import Batch, Data
 
 from graphbench.data.datamodules.graph_level import GraphLevelDataModule
+from graphbench.data.samplers.base import FullBatch, Sampler, SamplerContext
 from graphbench.data.sources.base import OneGraphNodeSource
-from graphbench.data.splits import random_split_masks
+from graphbench.data.splits import IGB_FRACTIONS, random_split_masks
+from graphbench.data.store.cache import load_or_build
 from graphbench.data.store.full_batch import full_batch_loader
 from graphbench.data.store.graph_store import GraphStore
 from graphbench.errors import ConfigError
@@ -38,10 +41,14 @@ class NodeLevelDataModule(GraphLevelDataModule):
 
     **One graph** (``source.one_graph``, e.g. Cora, Texas, WikiCS): the source ships boolean
     ``{split}_mask`` vectors (``[N, S]`` when it ships ``S`` fixed splits). ``split`` is the source's
-    ``fixed_split`` (``split_index`` picks one of the ``S``) or ``random``: a ``split_fractions`` split
-    of the nodes drawn with ``split_seed``. ``normalize_features`` row-normalizes ``x``. Every loader
-    yields the whole graph, collated once (full batch); the task module selects the nodes of its
-    split with ``batch[f"{split}_mask"]``. :attr:`graph` is the set-up graph.
+    ``fixed_split`` (``split_index`` picks one of the ``S``), ``random``: a ``split_fractions`` split
+    of the nodes drawn with ``split_seed``, or ``igb``: IGB's labeled : unlabeled = 1 : 4 split with the
+    labeled half for training and half for validation (10 / 10 / 80, drawn with ``split_seed``; the
+    retraining on all labeled nodes is ``task=igb``'s). ``normalize_features`` row-normalizes ``x``. Every loader
+    yields the whole graph, collated once (full batch), unless ``sampler`` (the ``sampler`` config
+    group, :mod:`graphbench.data.samplers`) batches it: neighbor sampling, ClusterGCN or GraphSAINT
+    for training, and full-graph or neighbor-sampled evaluation. The task module selects the nodes of
+    its split with ``batch[f"{split}_mask"]``. :attr:`graph` is the set-up graph.
 
     **Many graphs** (e.g. PATTERN, CLUSTER, PascalVOC-SP): every node is labelled and the graphs are
     split. Graphs are mini-batched as at graph level, and the nodes of a split's graphs carry an
@@ -60,9 +67,16 @@ class NodeLevelDataModule(GraphLevelDataModule):
         split_seed: int | None = None,
         split_fractions: tuple[float, float, float] | list[float] | None = None,
         normalize_features: bool | None = None,
+        sampler: Sampler | None = None,
         **kwargs: Any,
     ) -> None:
         super().__init__(split=split or "official", **kwargs)
+        self.sampler = sampler if sampler is not None else FullBatch()
+        if not self.source.one_graph and not self.sampler.is_full_batch:
+            raise ConfigError(
+                f"sampler={self.sampler.name} applies to one-graph datasets; {self.name} is split by graphs, "
+                "which are mini-batched as they are (dataset.batch_size): use sampler=full"
+            )
         options = {
             "split_index": split_index,
             "split_seed": split_seed,
@@ -84,7 +98,7 @@ class NodeLevelDataModule(GraphLevelDataModule):
         options = {key: ONE_GRAPH_DEFAULTS[key] if value is None else value for key, value in options.items()}
         fixed, count = self.source.fixed_split, self.source.num_fixed_splits
         self.split = split or fixed
-        valid = (fixed, "random")
+        valid = (fixed, "random", "igb")
         if self.split not in valid:
             raise ConfigError(f"dataset.split={self.split!r} is not valid for {self.name}; valid: {list(valid)}")
         index = options["split_index"]
@@ -105,6 +119,8 @@ class NodeLevelDataModule(GraphLevelDataModule):
     def _select_split(self, graph: Data) -> Data:
         if self.split == "random":
             masks = random_split_masks(graph.num_nodes, self.split_fractions, self.split_seed)  # type: ignore[arg-type]
+        elif self.split == "igb":  # IGB (Li et al. 2022): 10 / 10 / 80, drawn with split_seed
+            masks = random_split_masks(graph.num_nodes, IGB_FRACTIONS, self.split_seed)
         else:
             masks = {}
             for split in SPLITS:
@@ -130,6 +146,20 @@ class NodeLevelDataModule(GraphLevelDataModule):
         self.dataset = GraphStore.from_list([graph])
         self.full_batch = Batch.from_data_list([graph])
 
+    def use_split_masks(self, train_mask: Tensor, val_mask: Tensor, test_mask: Tensor) -> None:
+        """Replace the split of the set-up one graph by these boolean node masks (e.g. the node subsets
+        of :func:`graphbench.analysis.subset_training.train_on_nodes`); the loaders yield the graph with them."""
+        if self.graph is None:
+            raise ConfigError(f"{self.name}: use_split_masks needs a set-up one-graph (transductive) dataset")
+        for split, mask in zip(SPLITS, (train_mask, val_mask, test_mask)):
+            if mask.dtype != torch.bool or mask.shape != (self.graph.num_nodes,):
+                raise ConfigError(
+                    f"{self.name}: the {split} mask must be a boolean vector of {self.graph.num_nodes} nodes, "
+                    f"got {tuple(mask.shape)} {mask.dtype}"
+                )
+            self.graph[f"{split}_mask"] = mask
+        self.full_batch = Batch.from_data_list([self.graph])
+
     # -- many graphs ------------------------------------------------------------------------------
 
     def split_dataset(self, split: str) -> GraphStore:
@@ -145,10 +175,28 @@ class NodeLevelDataModule(GraphLevelDataModule):
         labelled = self.dataset.with_node_attributes({f"{split}_mask": everywhere, "n_id": self._node_ids})
         return labelled.index_select(self.splits[split])
 
+    def check_devices(self, world_size: int) -> None:
+        if self.source.one_graph and world_size > 1:
+            raise ConfigError(
+                f"dataset '{self.name}' trains full-batch, which runs on one device: "
+                f"set trainer.devices=1, or pick a mini-batch sampler (sampler=neighbor|cluster_gcn|saint_node|saint_edge|saint_rw)"
+            )
+
     def _loader(self, split: str, shuffle: bool) -> DataLoader:
         if not self.source.one_graph:
             return super()._loader(split, shuffle)
         if self.full_batch is None:
             self.setup()
-        assert self.full_batch is not None
-        return full_batch_loader(self.full_batch)
+        assert self.full_batch is not None and self.graph is not None
+        sampled = self.sampler.loader(self.graph, split, self.sampler_context())
+        return sampled if sampled is not None else full_batch_loader(self.full_batch)
+
+    def sampler_context(self) -> SamplerContext:
+        """Loader workers, and the dataset's cache for what a sampler precomputes (METIS parts,
+        GraphSAINT's normalization)."""
+
+        def cache(name: str, params: tuple[Any, ...], build: Callable[[], Any]) -> Any:
+            label = f"{self.name}: {self.sampler.name} {name}"
+            return load_or_build(self._cache_path("sampler", name, *params), build, label)
+
+        return SamplerContext(self.num_workers, cache)

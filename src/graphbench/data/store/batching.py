@@ -20,6 +20,8 @@ from torch.utils.data import DataLoader
 from torch_geometric.data import Batch, Data
 from torch_geometric.utils import cumsum
 
+from graphbench.data.store.sharding import Shard, eval_share, train_sampler
+
 if TYPE_CHECKING:
     from graphbench.data.store.graph_store import GraphStore
 
@@ -104,14 +106,26 @@ class StoreCollater:
         return self.store.batch(positions)
 
 
-def graph_loader(store: GraphStore, batch_size: int, shuffle: bool, num_workers: int = 0) -> DataLoader:
+def graph_loader(
+    store: GraphStore, batch_size: int, shuffle: bool, num_workers: int = 0, shard: Shard | None = None, seed: int = 0
+) -> DataLoader:
     """Mini-batches of ``store``: the same graphs in the same order as PyG's
     ``DataLoader(store, batch_size, shuffle)`` (the sampler draws positions alike), each batch
-    gathered in bulk by :meth:`GraphStore.batch`."""
+    gathered in bulk by :meth:`GraphStore.batch`. In a data-parallel run (``shard``), this rank's
+    part only: a padded, ``seed``-ed permutation for training, an unpadded contiguous share for
+    evaluation (:mod:`graphbench.data.store.sharding`)."""
+    positions: Sequence[int] = range(len(store))
+    sampler = None
+    if shard is not None and shard.distributed:
+        if shuffle:
+            sampler, shuffle = train_sampler(len(store), shard, seed), False
+        else:
+            positions = eval_share(positions, shard)
     return DataLoader(
-        range(len(store)),
+        positions,
         batch_size=batch_size,
         shuffle=shuffle,
+        sampler=sampler,
         num_workers=num_workers,
         persistent_workers=num_workers > 0,
         collate_fn=StoreCollater(store),

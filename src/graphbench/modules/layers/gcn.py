@@ -5,20 +5,37 @@ from __future__ import annotations
 from torch import Tensor, nn
 from torch_geometric.nn import GCNConv
 
+from graphbench.modules.propagation import EdgePlan
+
 
 class GCNLayer(nn.Module):
-    r""":math:`X' = \hat D^{-1/2} \hat A \hat D^{-1/2} X W` with :math:`\hat A = A + I`.
-    GCN has no use for edge features: ``edge_attr`` passes through unchanged."""
+    r""":math:`X' = \hat D^{-1/2} \hat A \hat D^{-1/2} X W + b` with :math:`\hat A = A + I`.
+    GCN has no use for edge features: ``edge_attr`` passes through unchanged.
+
+    The parameters are those of PyG's :class:`~torch_geometric.nn.GCNConv` (``conv.lin``,
+    ``conv.bias``). With ``sparse=True`` the propagation is a CSR product with the normalized
+    adjacency of the :class:`~graphbench.modules.propagation.EdgePlan` the network builds once per
+    batch (normalization computed once for all layers); ``sparse=False`` calls ``GCNConv`` itself,
+    which renormalizes and scatters in every layer. Both give the same result up to float rounding.
+    """
 
     updates_edges = False
     uses_edge_attr = False
+    uses_plan = True
 
-    def __init__(self, in_dim: int, out_dim: int, edge_dim: int) -> None:
+    def __init__(self, in_dim: int, out_dim: int, edge_dim: int, sparse: bool = True) -> None:
         super().__init__()
         self.conv = GCNConv(in_dim, out_dim)
+        self.sparse = sparse
 
     def reset_parameters(self) -> None:
         self.conv.reset_parameters()
 
-    def forward(self, x: Tensor, edge_index: Tensor, edge_attr: Tensor | None) -> tuple[Tensor, Tensor | None]:
-        return self.conv(x, edge_index), edge_attr
+    def forward(
+        self, x: Tensor, edge_index: Tensor, edge_attr: Tensor | None, plan: EdgePlan | None = None
+    ) -> tuple[Tensor, Tensor | None]:
+        if not self.sparse:
+            return self.conv(x, edge_index), edge_attr
+        plan = plan if plan is not None else EdgePlan(edge_index, x.size(0))
+        out = plan.gcn_propagate(self.conv.lin(x))
+        return (out if self.conv.bias is None else out + self.conv.bias), edge_attr

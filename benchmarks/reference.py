@@ -1,0 +1,315 @@
+"""graphbench against the same recipe written from plain PyG modules (GraphGPS-style code).
+
+For the LRGB-tuned GCN, GINE and GatedGCN recipes on Peptides-func, :class:`ReferenceNet` is built
+only from PyG and torch modules (``GCNConv``, ``GINEConv``, a GatedGCN layer written from its
+equations on PyG's ``MessagePassing``, ``BatchNorm1d``, ``global_mean_pool``, ``Linear``, and OGB's
+``AtomEncoder`` / ``BondEncoder`` as LRGB's code uses them); none of graphbench's network code. It
+gets graphbench's initial weights (copied by an explicit name mapping) and trains on the same
+batches with the same optimizer (AdamW, gradient clipping at 1), loss and dropout masks (the RNG is
+reseeded before every step). Reported:
+
+* time per training "epoch" of ``batches`` steps, the two models interleaved in one process, the
+  median of the per-round ratios;
+* peak RSS (``VmHWM``) of each model training the same steps in a fresh subprocess
+  (``python -m benchmarks.reference``);
+* the largest |loss difference| over the first 20 steps: it proves graphbench's network computes
+  the reference's maths.
+"""
+
+from __future__ import annotations
+
+import argparse
+import copy
+import json
+import re
+import subprocess
+import sys
+import time
+from collections.abc import Sequence
+from dataclasses import dataclass
+from pathlib import Path
+
+import torch
+from ogb.graphproppred.mol_encoder import AtomEncoder, BondEncoder
+from torch import Tensor, nn
+from torch.nn import functional as F
+from torch_geometric.data import Batch
+from torch_geometric.nn import GCNConv, GINEConv, MessagePassing, global_mean_pool
+
+from benchmarks.common import REPO, Context, Row, Target, compose_config, fmt_s, interleaved, median, paired_ratio
+from benchmarks.peptides import RAW, datamodule
+from graphbench.budget import solve_width
+from graphbench.callbacks.resources import peak_rss_mb
+from graphbench.instantiate import METADATA_KEYS, build
+from graphbench.train import build_datamodule, network_builder
+
+#: the issue's targets: speed-up of graphbench's epoch over the reference's
+SPEEDUP = {"gcn": Target(">=", 1.5), "gine": Target(">=", 1.2), "gatedgcn": Target(">=", 1.2)}
+#: losses of the two models may differ by float summation order only
+LOSS_TOLERANCE = 1e-4
+#: steps whose losses are compared
+LOSS_STEPS = 20
+QUICK_LIMIT, QUICK_BATCH, QUICK_STEPS = 96, 16, 3
+#: training steps of the peak-RSS subprocesses: the peak is reached within the first steps
+RSS_STEPS = 3
+
+
+class GatedGCNConv(MessagePassing):
+    r"""Residual gated graph convnet layer (Bresson & Laurent 2017; Dwivedi et al. 2020, eq. 16-18),
+    written as GraphGPS writes it: :math:`\hat e_{ij} = C e_{ij} + D h_i + E h_j`,
+    :math:`h_i' = A h_i + \sum_j \sigma(\hat e_{ij}) \odot B h_j / (\sum_j \sigma(\hat e_{ij}) + 10^{-6})`."""
+
+    def __init__(self, dim: int, eps: float = 1e-6) -> None:
+        super().__init__(aggr="add")
+        self.A, self.B, self.C, self.D, self.E = (nn.Linear(dim, dim) for _ in range(5))
+        self.eps = eps
+        self.e_hat: Tensor | None = None
+
+    def forward(self, x: Tensor, edge_index: Tensor, edge_attr: Tensor) -> tuple[Tensor, Tensor]:
+        summed = self.propagate(edge_index, Bx=self.B(x), Dx=self.D(x), Ex=self.E(x), Ce=self.C(edge_attr))
+        num, den = summed.chunk(2, dim=-1)
+        e_hat, self.e_hat = self.e_hat, None
+        assert e_hat is not None
+        return self.A(x) + num / (den + self.eps), e_hat
+
+    def message(self, Bx_j: Tensor, Dx_i: Tensor, Ex_j: Tensor, Ce: Tensor) -> Tensor:
+        self.e_hat = Dx_i + Ex_j + Ce
+        gate = torch.sigmoid(self.e_hat)
+        return torch.cat([gate * Bx_j, gate], dim=-1)
+
+
+class ReferenceNet(nn.Module):
+    """The LRGB-tuned recipe as plain PyG code: atom encoder + Linear(BatchNorm1d(RWSE)), ``layers``
+    blocks ``h = h + Dropout(GELU(BatchNorm1d(conv(h))))`` (GatedGCN: the same for edges), mean
+    pooling, a 3-layer MLP head."""
+
+    def __init__(self, kind: str, dim: int, layers: int, k: int, out_dim: int, dropout: float) -> None:
+        super().__init__()
+        self.kind = kind
+        self.atom_encoder = AtomEncoder(dim)
+        self.rwse_norm = nn.BatchNorm1d(k)
+        self.rwse_lin = nn.Linear(k, dim)
+        self.bond_encoder = BondEncoder(dim) if kind != "gcn" else None
+        convs: list[nn.Module] = []
+        for _ in range(layers):
+            if kind == "gcn":
+                convs.append(GCNConv(dim, dim))
+            elif kind == "gine":
+                convs.append(GINEConv(nn.Sequential(nn.Linear(dim, dim), nn.ReLU(), nn.Linear(dim, dim)), train_eps=True))
+            else:
+                convs.append(GatedGCNConv(dim))
+        self.convs = nn.ModuleList(convs)
+        self.norms = nn.ModuleList(nn.BatchNorm1d(dim) for _ in range(layers))
+        self.edge_norms = nn.ModuleList(nn.BatchNorm1d(dim) for _ in range(layers if kind == "gatedgcn" else 0))
+        self.dropout = dropout
+        self.head = nn.Sequential(nn.Linear(dim, dim), nn.GELU(), nn.Linear(dim, dim), nn.GELU(), nn.Linear(dim, out_dim))
+
+    def block(self, h: Tensor, h_new: Tensor, norm: nn.Module) -> Tensor:
+        return h + F.dropout(F.gelu(norm(h_new)), self.dropout, self.training)
+
+    def forward(self, data: Batch) -> Tensor:
+        h = self.atom_encoder(data.x) + self.rwse_lin(self.rwse_norm(data.rwse))
+        e = self.bond_encoder(data.edge_attr) if self.bond_encoder is not None else None
+        for index, conv in enumerate(self.convs):
+            if self.kind == "gcn":
+                h = self.block(h, conv(h, data.edge_index), self.norms[index])
+            elif self.kind == "gine":
+                h = self.block(h, conv(h, data.edge_index, e), self.norms[index])
+            else:
+                h_new, e_new = conv(h, data.edge_index, e)
+                h = self.block(h, h_new, self.norms[index])
+                e = self.block(e, e_new, self.edge_norms[index])
+        return self.head(global_mean_pool(h, data.batch))
+
+
+#: graphbench's state-dict names -> ReferenceNet's (regex, replacement), tried in order
+NAME_MAP: list[tuple[str, str]] = [
+    (r"^node_encoder\.", "atom_encoder."),
+    (r"^edge_encoder\.", "bond_encoder."),
+    (r"^pe_encoder\.norm\.", "rwse_norm."),
+    (r"^pe_encoder\.linear\.", "rwse_lin."),
+    (r"^layers\.(\d+)\.conv\.", r"convs.\1."),  # GCNConv / GINEConv, wrapped by graphbench's layer
+    (r"^layers\.(\d+)\.([A-E])\.", r"convs.\1.\2."),  # GatedGCN's five linear maps
+    (r"^node_norms\.(\d+)\.norm\.", r"norms.\1."),
+    (r"^edge_norms\.(\d+)\.norm\.", r"edge_norms.\1."),
+    (r"^head\.mlp\.0\.", "head.0."),
+    (r"^head\.mlp\.3\.", "head.2."),
+    (r"^head\.mlp\.6\.", "head.4."),
+]
+
+
+def reference_name(name: str) -> str:
+    for pattern, replacement in NAME_MAP:
+        mapped, count = re.subn(pattern, replacement, name)
+        if count:
+            return mapped
+    raise KeyError(f"no reference parameter for graphbench's {name!r}")
+
+
+def copy_weights(graphbench: nn.Module, reference: nn.Module) -> None:
+    """Every parameter and buffer of ``graphbench`` into ``reference`` by :data:`NAME_MAP`; both
+    sides must be covered exactly once with equal shapes."""
+    source = {reference_name(k): v for k, v in graphbench.state_dict().items()}
+    target = reference.state_dict()
+    if set(source) != set(target):
+        raise AssertionError(f"name mapping mismatch: {sorted(set(source) ^ set(target))[:6]}")
+    reference.load_state_dict(source, strict=True)
+
+
+@dataclass(frozen=True)
+class Recipe:
+    name: str  # gcn, gine, gatedgcn
+    label: str
+
+    @property
+    def experiment(self) -> str:
+        return f"experiment=lrgb-tuned/peptides-func-{self.name}"
+
+
+RECIPES = [Recipe("gcn", "GCN"), Recipe("gine", "GINE"), Recipe("gatedgcn", "GatedGCN")]
+
+
+@dataclass
+class Setup:
+    graphbench: nn.Module
+    reference: nn.Module
+    batches: list[Batch]
+    width: int
+    params: int
+
+
+def prepare(ctx: Context, recipe: Recipe, steps: int) -> Setup:
+    """Both networks with graphbench's initial weights, and the first ``steps`` training batches."""
+    cfg = compose_config(ctx, [recipe.experiment], ctx.work_dir / "reference" / recipe.name)
+    if ctx.quick:  # the first peptides only, small batches
+        dm = datamodule(ctx, QUICK_LIMIT, QUICK_BATCH, build(cfg.pe.transform, "pe.transform", METADATA_KEYS))
+    else:
+        dm = build_datamodule(cfg)
+    dm.prepare_data()
+    dm.setup("fit")
+    make = network_builder(cfg, dm.info)
+    width = solve_width(make, int(cfg.budget.max_params), int(cfg.model.get("width_multiple", 1))).hidden_dim
+    torch.manual_seed(int(cfg.seed))
+    ours = make(width)
+    reference = ReferenceNet(
+        recipe.name, width, int(cfg.model.num_layers), int(cfg.pe.k), dm.info.num_outputs, float(cfg.model.dropout)
+    )
+    copy_weights(ours, reference)
+    batches = []
+    for batch in dm.train_dataloader():
+        batches.append(batch)
+        if len(batches) == steps:
+            break
+    params = sum(p.numel() for p in ours.parameters())
+    if params != sum(p.numel() for p in reference.parameters()):
+        raise AssertionError(f"{recipe.label}: graphbench and the reference have different parameter counts")
+    return Setup(ours, reference, batches, width, params)
+
+
+def train_steps(model: nn.Module, batches: Sequence[Batch], seed: int = 0) -> tuple[float, list[float]]:
+    """Wall seconds of one optimizer step per batch (AdamW lr 1e-3, clipping at norm 1, BCE with
+    logits: the recipe's), and the losses; dropout masks are fixed by reseeding before every step."""
+    optimizer = torch.optim.AdamW(model.parameters(), lr=1e-3, weight_decay=0.0)
+    model.train()
+    losses = []
+    start = time.perf_counter()
+    for step, batch in enumerate(batches):
+        torch.manual_seed(seed + step)
+        optimizer.zero_grad()
+        loss = F.binary_cross_entropy_with_logits(model(batch), batch.y.float())
+        loss.backward()
+        nn.utils.clip_grad_norm_(model.parameters(), 1.0)
+        optimizer.step()
+        losses.append(float(loss.detach()))
+    return time.perf_counter() - start, losses
+
+
+def peak_rss(ctx: Context, recipe: Recipe, model: str, steps: int) -> float:
+    """``VmHWM`` in MiB of a fresh process that prepares ``recipe``'s data and networks and trains
+    ``model`` (graphbench or reference) for ``steps`` batches."""
+    command = [
+        sys.executable,
+        "-m",
+        "benchmarks.reference",
+        "--recipe",
+        recipe.name,
+        "--model",
+        model,
+        "--steps",
+        str(steps),
+        "--data-dir",
+        str(ctx.data_dir),
+        "--cache-dir",
+        str(ctx.cache_dir),
+        "--work-dir",
+        str(ctx.work_dir),
+    ] + (["--quick"] if ctx.quick else [])
+    done = subprocess.run(command, cwd=REPO, capture_output=True, text=True)
+    if done.returncode != 0:
+        raise RuntimeError(f"{' '.join(command)} failed ({done.returncode}):\n{done.stderr[-3000:]}")
+    return float(json.loads(done.stdout.strip().splitlines()[-1])["peak_mb"])
+
+
+def run(ctx: Context) -> list[Row]:
+    steps = QUICK_STEPS if ctx.quick else LOSS_STEPS
+    rows = []
+    for recipe in RECIPES:
+        row = Row("reference: time / training epoch", f"LRGB-tuned {recipe.label}, Peptides-func", target=SPEEDUP[recipe.name])
+        if not ctx.has_raw(RAW):
+            row.skipped = f"no raw files at {ctx.data_dir / RAW}"
+            rows.append(row)
+            continue
+        setup = prepare(ctx, recipe, steps)
+        initial = {"graphbench": setup.graphbench.state_dict(), "reference": setup.reference.state_dict()}
+        models = {"graphbench": setup.graphbench, "reference": setup.reference}
+        losses: dict[str, list[float]] = {}
+
+        def contender(name: str) -> float:
+            model = models[name]
+            model.load_state_dict(copy.deepcopy(initial[name]))  # every round from the same weights
+            seconds, losses[name] = train_steps(model, setup.batches)
+            return seconds
+
+        times = interleaved({n: (lambda n=n: contender(n)) for n in models}, ctx.repeats)
+        loss_diff = max(abs(a - b) for a, b in zip(losses["graphbench"], losses["reference"]))
+        rss = {name: peak_rss(ctx, recipe, name, RSS_STEPS) for name in models}
+        nodes = sum(b.num_nodes for b in setup.batches) / len(setup.batches)
+        row.case += f" ({len(setup.batches)} batches of {setup.batches[0].num_graphs} graphs, ~{nodes:,.0f} nodes, as the epoch)"
+        row.graphbench = f"{fmt_s(median(times['graphbench']))}, peak RSS {rss['graphbench']:.0f} MiB"
+        row.reference = f"{fmt_s(median(times['reference']))}, peak RSS {rss['reference']:.0f} MiB (plain PyG)"
+        row.figure = paired_ratio(times["reference"], times["graphbench"])
+        same = loss_diff <= LOSS_TOLERANCE
+        row.note = (
+            f"speed-up (median paired ratio), interleaved rounds: {ctx.repeats}; width {setup.width}, {setup.params:,} params; "
+            f"max |loss difference| over the first {len(setup.batches)} steps {loss_diff:.1e} "
+            f"({'within' if same else 'OVER'} {LOSS_TOLERANCE:g}); peak RSS ratio {rss['graphbench'] / rss['reference']:.2f}x "
+            f"(each model alone in a fresh process: data and both networks built, then {RSS_STEPS} training steps)"
+        )
+        if not same:
+            row.skipped = f"losses differ by {loss_diff:.1e} > {LOSS_TOLERANCE:g}"
+        rows.append(row)
+    return rows
+
+
+def main(argv: Sequence[str] | None = None) -> None:
+    """One model's training steps in this (fresh) process; prints ``{"peak_mb": ...}``."""
+    parser = argparse.ArgumentParser(prog="python -m benchmarks.reference")
+    parser.add_argument("--recipe", choices=[r.name for r in RECIPES], required=True)
+    parser.add_argument("--model", choices=["graphbench", "reference"], required=True)
+    parser.add_argument("--steps", type=int, required=True)
+    parser.add_argument("--data-dir", type=Path, required=True)
+    parser.add_argument("--cache-dir", type=Path, required=True)
+    parser.add_argument("--work-dir", type=Path, required=True)
+    parser.add_argument("--quick", action="store_true")
+    args = parser.parse_args(argv)
+    ctx = Context(data_dir=args.data_dir, cache_dir=args.cache_dir, work_dir=args.work_dir, quick=args.quick)
+    setup = prepare(ctx, next(r for r in RECIPES if r.name == args.recipe), args.steps)
+    model = setup.graphbench if args.model == "graphbench" else setup.reference
+    batches = setup.batches
+    del setup  # and with it the other network
+    train_steps(model, batches)
+    print(json.dumps({"peak_mb": peak_rss_mb()}))
+
+
+if __name__ == "__main__":
+    main()

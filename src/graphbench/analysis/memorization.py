@@ -1,0 +1,338 @@
+r"""``task=memorization``: label memorization of node classifiers, the NCMemo protocol (Jamadandi et
+al., "Memorization in Graph Neural Networks", after Feldman's leave-one-out memorization).
+
+1. A random 60/20/20 node split (train/val/test; per class, as the study's code draws it).
+2. The training nodes, shuffled, are split into shared :math:`S_S`, candidate :math:`S_C` and
+   independent :math:`S_I` nodes (50/25/25).
+3. Models :math:`f` are trained on :math:`S_S \cup S_C` and models :math:`g` on :math:`S_S \cup S_I`,
+   each with ``num_seeds`` seeds, all validated on the same val nodes; each keeps its best-validation
+   checkpoint (:func:`~graphbench.analysis.subset_training.train_on_nodes`; ``checkpoint=last``: the
+   last epoch's weights instead).
+4. The memorization score of node :math:`v` with label :math:`y_v` is
+
+   .. math:: \mathrm{mem}(v) = \mathbb{E}_f[p_f(y_v \mid v)] - \mathbb{E}_g[p_g(y_v \mid v)]
+
+   (:math:`p` the softmax probability, the expectations the means over the seeds), and the
+   memorization rate of a node set is the share of its nodes with :math:`\mathrm{mem}(v) > \tau`. On
+   :math:`S_C` it measures memorization; on a random set of test nodes of the same size (seen by
+   neither model) it is the control.
+
+Writes ``memorization.csv`` (one row per node of :math:`S_S`, :math:`S_C`, :math:`S_I` and the control:
+node, set, label, mem, degree, LDS, p_f, p_g), the summary in ``results.json`` (``metrics``:
+``memorization/rate`` on :math:`S_C`, ``memorization/rate_control``, the mean scores per set,
+``test/accuracy_f`` and ``test/accuracy_g`` averaged over seeds, the mean LDS of memorized and other
+candidates) and ``memorization_hist.png``. Any one-graph node-level dataset, model and
+hyper-parameters of the usual config groups; with ``+transform=rewire_feature_similarity`` the models
+train on the rewired graph.
+
+Differences from the study's code (``SBM/main_syncora.py``, ``SBM/train.py``), all following the
+protocol as the paper states it: the scores average the probabilities of all seeds' models (the
+code scores the last seed's models only), each model keeps its best-validation weights (the code's
+``state_dict()`` reference ends up holding the last epoch's; ``checkpoint=last`` does the same), and :math:`S_S/S_C/S_I` and the control
+are random subsets (the code takes them in node-index order).
+"""
+
+from __future__ import annotations
+
+import csv
+import logging
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import torch
+from omegaconf import DictConfig
+from torch import Tensor
+from torch_geometric.utils import degree, to_undirected
+
+from graphbench.analysis.label_disagreement import label_disagreement
+from graphbench.analysis.subset_training import CHECKPOINTS, node_datamodule, train_on_nodes
+from graphbench.analysis.task_frame import recorded_run
+from graphbench.data.splits import random_split_masks, stratified_split_masks
+from graphbench.errors import ConfigError
+from graphbench.instantiate import build
+from graphbench.loggers import SafeWandbLogger
+from graphbench.modules.network import count_parameters
+from graphbench.record import RunRecord, flat_config
+from graphbench.train import network_builder, network_width
+
+log = logging.getLogger(__name__)
+
+CSV_FILENAME: str = "memorization.csv"
+HISTOGRAM_FILENAME: str = "memorization_hist.png"
+#: the node sets of the CSV, in order: shared, candidate, independent, and the test-node control
+SETS: tuple[str, ...] = ("shared", "candidate", "independent", "control")
+CSV_COLUMNS: tuple[str, ...] = ("node", "set", "label", "mem", "degree", "LDS", "p_f", "p_g")
+
+
+@dataclass(frozen=True)
+class MemorizationSets:
+    """Node indices (sorted) of the protocol's sets."""
+
+    shared: Tensor
+    candidate: Tensor
+    independent: Tensor
+    control: Tensor
+    val: Tensor
+    test: Tensor
+
+    def of(self, name: str) -> Tensor:
+        return getattr(self, name)
+
+
+def _check_fractions(fractions: Any, what: str) -> tuple[float, float, float]:
+    values = tuple(float(f) for f in fractions)
+    if len(values) != 3 or any(f <= 0 for f in values) or abs(sum(values) - 1.0) > 1e-6:
+        raise ConfigError(f"task.{what} must be three positive fractions summing to 1, got {list(fractions)}")
+    return values  # type: ignore[return-value]
+
+
+def memorization_sets(
+    labels: Tensor,
+    split_fractions: tuple[float, float, float],
+    subset_fractions: tuple[float, float, float],
+    seed: int,
+    stratified: bool = True,
+) -> MemorizationSets:
+    """The protocol's node sets, deterministic given ``seed``: a train/val/test split (per class with
+    :func:`~graphbench.data.splits.stratified_split_masks`, else uniformly), the training nodes
+    shuffled into :math:`S_S` (``int(a n)`` nodes), :math:`S_C` (``int(b n)``) and :math:`S_I` (the rest),
+    and the control: ``|S_C|`` test nodes drawn at random."""
+    split_fractions = _check_fractions(split_fractions, "split_fractions")
+    subset_fractions = _check_fractions(subset_fractions, "subset_fractions")
+    n = labels.numel()
+    if stratified:
+        masks = stratified_split_masks(labels, split_fractions, seed)
+    else:
+        masks = random_split_masks(n, split_fractions, seed)
+    generator = torch.Generator().manual_seed(int(seed))
+    train = masks["train_mask"].nonzero().view(-1)
+    train = train[torch.randperm(len(train), generator=generator)]
+    n_shared, n_candidate = int(subset_fractions[0] * len(train)), int(subset_fractions[1] * len(train))
+    test = masks["test_mask"].nonzero().view(-1)
+    if n_candidate < 1 or n_shared < 1 or len(train) - n_shared - n_candidate < 1:
+        raise ConfigError(
+            f"{len(train)} training nodes are too few to split into shared/candidate/independent sets {list(subset_fractions)}"
+        )
+    if len(test) < n_candidate:
+        raise ConfigError(f"the control needs {n_candidate} test nodes (|S_C|), the split has {len(test)}")
+    control = test[torch.randperm(len(test), generator=generator)[:n_candidate]]
+    return MemorizationSets(
+        shared=train[:n_shared].sort().values,
+        candidate=train[n_shared : n_shared + n_candidate].sort().values,
+        independent=train[n_shared + n_candidate :].sort().values,
+        control=control.sort().values,
+        val=masks["val_mask"].nonzero().view(-1),
+        test=test,
+    )
+
+
+def true_label_probability(probabilities: Tensor, labels: Tensor) -> Tensor:
+    """:math:`p(y_v \\mid v)` for every node: ``probabilities[..., v, labels[v]]`` (any leading dims)."""
+    index = labels.long().view(*([1] * (probabilities.dim() - 2)), -1, 1).expand(*probabilities.shape[:-1], 1)
+    return probabilities.gather(-1, index).squeeze(-1)
+
+
+def memorization_scores(probs_f: Tensor, probs_g: Tensor, labels: Tensor) -> Tensor:
+    """:math:`\\mathrm{mem}(v) = \\mathbb{E}_f[p_f(y_v|v)] - \\mathbb{E}_g[p_g(y_v|v)]` for every node, from
+    the softmax outputs of the seeds' models ``[seeds, N, C]`` (or one model's ``[N, C]``)."""
+    p_f = true_label_probability(probs_f, labels)
+    p_g = true_label_probability(probs_g, labels)
+    if p_f.dim() == 2:
+        p_f, p_g = p_f.mean(dim=0), p_g.mean(dim=0)
+    return p_f - p_g
+
+
+def memorization_rate(scores: Tensor, tau: float) -> float:
+    """The share of nodes whose score exceeds ``tau`` (strictly): :math:`\\frac{1}{|S|}\\sum_{v \\in S} 1[\\mathrm{mem}(v) > \\tau]`."""
+    if scores.numel() == 0:
+        return float("nan")
+    return float((scores > tau).float().mean())
+
+
+def accuracy(probabilities: Tensor, labels: Tensor, nodes: Tensor) -> float:
+    return float((probabilities[nodes].argmax(dim=-1) == labels[nodes]).float().mean())
+
+
+def run_memorization(
+    cfg: DictConfig,
+    *,
+    tau: float = 0.5,
+    num_seeds: int = 3,
+    split_fractions: Any = (0.6, 0.2, 0.2),
+    subset_fractions: Any = (0.5, 0.25, 0.25),
+    stratified: bool = True,
+    knn_k: int = 3,
+    checkpoint: str = "best",
+    plots: bool = True,
+) -> RunRecord:
+    """The ``task=memorization`` entry point (``conf/task/memorization.yaml``); returns the run's record,
+    which is also in ``<paths.output_dir>/results.json``. The node split is drawn with ``cfg.seed``; the
+    models of replicate ``cfg.seed`` use the seeds ``cfg.seed * num_seeds + i``, ``i < num_seeds``."""
+    if checkpoint not in CHECKPOINTS:
+        raise ConfigError(f"task.checkpoint={checkpoint!r} is not valid; valid: {list(CHECKPOINTS)}")
+    if isinstance(num_seeds, bool) or not isinstance(num_seeds, int) or num_seeds < 1:
+        raise ConfigError(f"task.num_seeds must be a positive integer, got {num_seeds!r}")
+    if not isinstance(tau, (int, float)) or isinstance(tau, bool):
+        raise ConfigError(f"task.tau must be a number, got {tau!r}")
+
+    def body(cfg: DictConfig, record: RunRecord, output_dir: Path, loggers: list[Any]) -> None:
+        _memorization(
+            cfg,
+            record,
+            output_dir,
+            loggers,
+            float(tau),
+            num_seeds,
+            split_fractions,
+            subset_fractions,
+            stratified,
+            knn_k,
+            checkpoint,
+            plots,
+        )
+
+    return recorded_run(cfg, body)
+
+
+def _memorization(
+    cfg: DictConfig,
+    record: RunRecord,
+    output_dir: Path,
+    loggers: list[Any],
+    tau: float,
+    num_seeds: int,
+    split_fractions: Any,
+    subset_fractions: Any,
+    stratified: bool,
+    knn_k: int,
+    checkpoint: str,
+    plots: bool,
+) -> None:
+    datamodule = node_datamodule(cfg)
+    graph = datamodule.graph
+    assert graph is not None
+    labels = graph.y.view(-1).long()
+    n = labels.numel()
+    sets = memorization_sets(labels, split_fractions, subset_fractions, int(cfg.seed), stratified)
+    loggers.extend(build(c, f"logger.{k}") for k, c in (cfg.get("logger") or {}).items() if c)
+    for lg in loggers:
+        lg.log_hyperparams(flat_config(record.config or {}))
+    info = datamodule.info
+    make_network = network_builder(cfg, info)
+    record.hidden_dim = network_width(cfg, make_network)
+    record.num_params = count_parameters(make_network(record.hidden_dim))
+    log.info(
+        "memorization: |S_S|=%d |S_C|=%d |S_I|=%d, control %d test nodes, %d val nodes, %d seeds per model",
+        len(sets.shared),
+        len(sets.candidate),
+        len(sets.independent),
+        len(sets.control),
+        len(sets.val),
+        num_seeds,
+    )
+
+    def mask(*parts: Tensor) -> Tensor:
+        out = torch.zeros(n, dtype=torch.bool)
+        for part in parts:
+            out[part] = True
+        return out
+
+    val_mask = mask(sets.val)
+    probs: dict[str, list[Tensor]] = {"f": [], "g": []}
+    for i in range(num_seeds):
+        seed = int(cfg.seed) * num_seeds + i
+        for name, train_nodes in (("f", mask(sets.shared, sets.candidate)), ("g", mask(sets.shared, sets.independent))):
+            log.info("training model %s, seed %d (%d nodes)", name, seed, int(train_nodes.sum()))
+            probs[name].append(
+                train_on_nodes(cfg, train_nodes, val_mask, seed, output_dir / f"model_{name}_seed{seed}", datamodule, checkpoint)
+            )
+    probs_f, probs_g = torch.stack(probs["f"]), torch.stack(probs["g"])
+    mem = memorization_scores(probs_f, probs_g, labels)
+    p_f = true_label_probability(probs_f, labels).mean(dim=0)
+    p_g = true_label_probability(probs_g, labels).mean(dim=0)
+
+    reference = torch.cat([sets.shared, sets.candidate])
+    undirected = to_undirected(graph.edge_index, num_nodes=n)
+    node_degree = degree(undirected[0], num_nodes=n).long()
+    rows: list[dict[str, Any]] = []
+    lds_of: dict[str, Tensor] = {}
+    for name in SETS:
+        nodes = sets.of(name)
+        lds_of[name] = label_disagreement(graph.x, labels, nodes, reference, knn_k)
+        for j, v in enumerate(nodes.tolist()):
+            rows.append(
+                {
+                    "node": v,
+                    "set": name,
+                    "label": int(labels[v]),
+                    "mem": float(mem[v]),
+                    "degree": int(node_degree[v]),
+                    "LDS": float(lds_of[name][j]),
+                    "p_f": float(p_f[v]),
+                    "p_g": float(p_g[v]),
+                }
+            )
+    write_csv(output_dir / CSV_FILENAME, rows)
+
+    candidate_mem = mem[sets.candidate]
+    memorized = candidate_mem > tau
+    metrics: dict[str, float | None] = {
+        "memorization/rate": memorization_rate(candidate_mem, tau),
+        "memorization/rate_control": memorization_rate(mem[sets.control], tau),
+        "lds/candidate_memorized": _mean(lds_of["candidate"][memorized]),
+        "lds/candidate_not_memorized": _mean(lds_of["candidate"][~memorized]),
+    }
+    for name in SETS:
+        metrics[f"memorization/mean_{name}"] = _mean(mem[sets.of(name)])
+    for name, stacked in (("f", probs_f), ("g", probs_g)):
+        per_seed = torch.tensor([accuracy(p, labels, sets.test) for p in stacked])
+        metrics[f"test/accuracy_{name}"] = float(per_seed.mean())
+        metrics[f"test/accuracy_{name}_std"] = float(per_seed.std(unbiased=False))
+        metrics[f"val/accuracy_{name}"] = float(torch.tensor([accuracy(p, labels, sets.val) for p in stacked]).mean())
+    record.metrics = metrics
+    record.monitor, record.metric, record.higher_is_better = "memorization/rate", "memorization_rate", False
+    log.info(
+        "memorization rate (tau=%g): candidates %.1f%%, control %.1f%%; test accuracy f %.4f, g %.4f",
+        tau,
+        100 * metrics["memorization/rate"],  # type: ignore[operator]
+        100 * metrics["memorization/rate_control"],  # type: ignore[operator]
+        metrics["test/accuracy_f"],
+        metrics["test/accuracy_g"],
+    )
+    for lg in loggers:
+        lg.log_metrics({k: v for k, v in metrics.items() if v is not None})
+    if plots:
+        from graphbench.analysis.memorization_plots import plot_histogram
+
+        scores = {name: [r["mem"] for r in rows if r["set"] == name] for name in SETS}
+        path = plot_histogram(scores, tau, output_dir / HISTOGRAM_FILENAME, title=_title(cfg))
+        log_image(loggers, "memorization/histogram", path)
+
+
+def _title(cfg: DictConfig) -> str:
+    homophily = cfg.dataset.get("homophily")
+    where = f"{cfg.dataset.name}" + (f" h={homophily}" if homophily is not None else "")
+    return f"{cfg.model.name} on {where}"
+
+
+def _mean(values: Tensor) -> float | None:
+    return float(values.float().mean()) if values.numel() else None
+
+
+def write_csv(path: Path, rows: list[dict[str, Any]]) -> None:
+    """``memorization.csv``: :data:`CSV_COLUMNS`, one row per node."""
+    with open(path, "w", newline="") as handle:
+        writer = csv.DictWriter(handle, fieldnames=list(CSV_COLUMNS))
+        writer.writeheader()
+        writer.writerows(rows)
+
+
+def log_image(loggers: list[Any], key: str, path: Path) -> None:
+    """Log a PNG to the W&B loggers among ``loggers``; a logging failure is reported and never ends the run."""
+    for lg in loggers:
+        if isinstance(lg, SafeWandbLogger):
+            try:
+                lg.log_image(key=key, images=[str(path)])
+            except Exception as exc:
+                log.warning("could not log %s to W&B (%s: %s)", path.name, type(exc).__name__, exc)

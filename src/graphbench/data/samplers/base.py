@@ -1,0 +1,125 @@
+"""What every sampler choice (``conf/sampler/*.yaml``) shares: the interface the one-graph DataModules
+call, full-batch training, and how validation and test are batched."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any, ClassVar, TypeVar
+
+import torch
+from omegaconf import ListConfig
+from torch.utils.data import DataLoader
+from torch_geometric.data import Data
+
+from graphbench.errors import ConfigError
+
+T = TypeVar("T")
+
+#: ``eval``: ``full`` runs validation and test as one forward pass over the whole graph
+#: (full-neighbourhood inference); ``sampled`` batches the split's nodes with neighbor sampling
+EVAL_MODES: tuple[str, ...] = ("full", "sampled")
+
+
+@dataclass(frozen=True)
+class SamplerContext:
+    """What a DataModule hands its sampler besides the graph: loader workers, and a cache for what a
+    sampler precomputes once per graph (METIS parts, GraphSAINT's normalization):
+    ``cache(name, params, build)`` returns ``build()``, stored in the dataset's cache directory under a
+    key made of the dataset's own key, ``name`` and ``params``."""
+
+    num_workers: int
+    cache: Callable[[str, tuple[Any, ...], Callable[[], Any]], Any]
+
+
+def no_cache(name: str, params: tuple[Any, ...], build: Callable[[], T]) -> T:
+    """A :class:`SamplerContext` cache that builds every time (tests, benchmarks)."""
+    return build()
+
+
+class SeedMask:
+    r"""Loader transform for neighbor-sampled batches: the ``{split}_mask`` of a batch marks its
+    ``batch_size`` seed nodes only (they come first), so that the loss and the metrics count each
+    seed once, with its sampled neighbourhood, and never a neighbour that happens to be labelled."""
+
+    def __init__(self, split: str) -> None:
+        self.split = split
+
+    def __call__(self, data: Data) -> Data:
+        mask = torch.zeros(data.num_nodes, dtype=torch.bool)
+        mask[: data.batch_size] = True
+        data[f"{self.split}_mask"] = mask
+        return data
+
+
+def positive_int(value: Any, key: str) -> int:
+    if isinstance(value, bool) or not isinstance(value, int) or value < 1:
+        raise ConfigError(f"sampler.{key} must be a positive integer, got {value!r}")
+    return value
+
+
+def fanouts(value: Any, key: str) -> list[int]:
+    """A list of fan-outs, one per hop: positive integers, or -1 for every neighbour."""
+    values = list(value) if isinstance(value, (list, tuple, ListConfig)) else None
+    if not values or any(isinstance(v, bool) or not isinstance(v, int) or (v < 1 and v != -1) for v in values):
+        raise ConfigError(
+            f"sampler.{key} must be a non-empty list of fan-outs per hop (positive integers or -1 for all), got {value!r}"
+        )
+    return values
+
+
+class Sampler:
+    """How a one-graph DataModule batches its graph: :meth:`train_loader` for training, and, per
+    ``eval`` (:data:`EVAL_MODES`), full-graph or neighbor-sampled validation and test
+    (``eval_num_neighbors`` fan-outs per hop, ``eval_batch_size`` seed nodes per batch).
+
+    A loader returned as ``None`` means the whole graph in one batch (the DataModule's full batch).
+    """
+
+    #: the option's name in ``conf/sampler/``
+    name: ClassVar[str] = "full"
+
+    def __init__(self, *, eval: str = "full", eval_num_neighbors: list[int] | None = None, eval_batch_size: int = 4096) -> None:
+        if eval not in EVAL_MODES:
+            raise ConfigError(f"sampler.eval={eval!r} is not one of {list(EVAL_MODES)}")
+        self.eval = eval
+        self.eval_batch_size = positive_int(eval_batch_size, "eval_batch_size")
+        self.eval_num_neighbors = None
+        if eval == "sampled":
+            if eval_num_neighbors is None:
+                raise ConfigError("sampler.eval=sampled needs sampler.eval_num_neighbors (fan-outs per hop, e.g. [20, 20])")
+            self.eval_num_neighbors = fanouts(eval_num_neighbors, "eval_num_neighbors")
+
+    @property
+    def is_full_batch(self) -> bool:
+        return type(self) is Sampler or isinstance(self, FullBatch)
+
+    def train_loader(self, graph: Data, context: SamplerContext) -> DataLoader | None:
+        return None
+
+    def eval_loader(self, graph: Data, split: str, context: SamplerContext) -> DataLoader | None:
+        if self.eval == "full":
+            return None
+        from graphbench.data.samplers.neighbor import node_neighbor_loader
+
+        assert self.eval_num_neighbors is not None
+        return node_neighbor_loader(
+            graph, split, self.eval_num_neighbors, self.eval_batch_size, shuffle=False, num_workers=context.num_workers
+        )
+
+    def loader(self, graph: Data, split: str, context: SamplerContext) -> DataLoader | None:
+        return self.train_loader(graph, context) if split == "train" else self.eval_loader(graph, split, context)
+
+    def link_train_loader(self, graph: Data, pairs: torch.Tensor, context: SamplerContext) -> DataLoader | None:
+        """The training loader of one-graph link prediction; ``None``: the whole graph with every batch."""
+        if self.is_full_batch:
+            return None
+        raise ConfigError(
+            f"sampler={self.name} applies to node-level datasets; link-level datasets take sampler=full or sampler=neighbor"
+        )
+
+
+class FullBatch(Sampler):
+    """``sampler=full``: every step sees the whole graph (the default)."""
+
+    name = "full"

@@ -1,0 +1,40 @@
+"""How the ``sampler`` config group reaches a DataModule: ``build_datamodule`` passes the built
+sampler as the ``sampler`` argument to the DataModules that take one (node and link level), and to
+no other; there, only ``sampler=full`` is valid."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from hydra.utils import get_class
+from omegaconf import DictConfig
+
+from graphbench.data.datamodules.config import init_parameters
+from graphbench.data.samplers.base import Sampler
+from graphbench.errors import ConfigError
+from graphbench.instantiate import METADATA_KEYS, build
+
+
+def sampler_argument(cfg: DictConfig) -> dict[str, Any]:
+    """``{"sampler": <Sampler>}`` for a DataModule that takes a sampler, ``{}`` for one that does not
+    (then ``cfg.sampler`` must be ``full``; anything else is one clear :class:`ConfigError`)."""
+    node = cfg.get("sampler")
+    if node is None or node.get("_target_") is None:
+        return {}
+    name = str(node.get("name", "?"))
+    target = str(cfg.dataset.get("_target_"))
+    try:
+        takes_sampler = "sampler" in init_parameters(get_class(target))
+    except Exception:
+        return {}  # datamodule_arguments names the bad _target_
+    if not takes_sampler:
+        if name != "full":
+            raise ConfigError(
+                f"sampler={name} applies to one-graph node- and link-level datasets; dataset '{cfg.dataset.name}' is "
+                "graph-level and is mini-batched by graphs (dataset.batch_size): use sampler=full"
+            )
+        return {}
+    sampler = build(node, "sampler", METADATA_KEYS)
+    if not isinstance(sampler, Sampler):
+        raise ConfigError(f"sampler._target_ must build a graphbench Sampler, got {type(sampler).__name__}")
+    return {"sampler": sampler}

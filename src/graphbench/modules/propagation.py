@@ -1,0 +1,144 @@
+r"""Message passing by sparse-dense products, with the per-batch work done once.
+
+A layer of a message-passing stack gathers node rows along the edges (:math:`x_{\mathrm{src}(e)}`)
+and sums edge rows into their receiving nodes (:math:`\sum_{e:\,\mathrm{dst}(e)=i} m_e`). PyG does
+both with ``index_select`` and ``scatter_add``, and autograd turns the gather's backward into an
+``index_add``: on CPU, both sums are slow (atomic-free but serial over a large ``[E, F]`` buffer).
+Written as products with the incidence matrices
+
+.. math::
+    S_{\mathrm{dst}} \in \{0,1\}^{N \times E},\ (S_{\mathrm{dst}})_{ie} = [\mathrm{dst}(e) = i],
+    \qquad
+    \mathrm{scatter}(m) = S_{\mathrm{dst}}\, m, \qquad
+    \frac{\partial\, x_{\mathrm{src}}}{\partial x}^{\!\top} g = S_{\mathrm{src}}\, g,
+
+the sums become CSR sparse-dense products (``torch.sparse.mm``), whose rows are independent.
+The CSR matrices depend only on ``edge_index``, so :class:`EdgePlan` builds them once per batch
+(one sort each) and every layer of the stack reuses them. GCN's normalized adjacency
+:math:`\hat D^{-1/2}(A + I)\hat D^{-1/2}` (Kipf & Welling, 2017), from PyG's own ``gcn_norm``, is
+likewise built once per batch, with its transpose for the backward pass.
+
+The plan is explicit: :class:`~graphbench.modules.network.GraphNetwork` builds one per forward pass
+and hands it to the layers that declare ``uses_plan = True``; nothing is cached between batches.
+Results equal PyG's scatter path up to float summation order (tests/modules/test_propagation.py).
+"""
+
+from __future__ import annotations
+
+import warnings
+from functools import cached_property
+
+import torch
+from torch import Tensor
+from torch_geometric.nn.conv.gcn_conv import gcn_norm
+
+
+def csr(rows: Tensor, cols: Tensor, values: Tensor, shape: tuple[int, int]) -> Tensor:
+    """The ``shape`` CSR matrix with ``values`` at ``(rows, cols)`` (duplicates kept: they add up in products)."""
+    order = torch.argsort(rows * shape[1] + cols)  # row-major, columns sorted within a row
+    rowptr = torch._convert_indices_from_coo_to_csr(rows[order], shape[0])
+    with warnings.catch_warnings():  # "sparse CSR support is in beta": the product below is tested
+        warnings.simplefilter("ignore")
+        return torch.sparse_csr_tensor(rowptr, cols[order], values[order], shape, check_invariants=False)
+
+
+class _SparseProduct(torch.autograd.Function):
+    """``matrix @ x`` with the backward ``transpose @ grad``, both precomputed CSR matrices (no
+    gradient flows to the matrix: its entries depend on the graph alone)."""
+
+    @staticmethod
+    def forward(ctx, x: Tensor, matrix: Tensor, transpose: Tensor) -> Tensor:  # type: ignore[override]
+        ctx.transpose = transpose
+        return torch.sparse.mm(matrix, x)
+
+    @staticmethod
+    def backward(ctx, grad: Tensor) -> tuple[Tensor, None, None]:  # type: ignore[override]
+        return torch.sparse.mm(ctx.transpose, grad.contiguous()), None, None
+
+
+class _Gather(torch.autograd.Function):
+    """``x[index]``, with the backward as a product with the incidence matrix of ``index``."""
+
+    @staticmethod
+    def forward(ctx, x: Tensor, index: Tensor, incidence: Tensor) -> Tensor:  # type: ignore[override]
+        ctx.incidence = incidence
+        return x.index_select(0, index)
+
+    @staticmethod
+    def backward(ctx, grad: Tensor) -> tuple[Tensor, None, None]:  # type: ignore[override]
+        return torch.sparse.mm(ctx.incidence, grad.contiguous()), None, None
+
+
+class _Scatter(torch.autograd.Function):
+    """``scatter_sum(m, index)`` as a product with the incidence matrix; the backward gathers."""
+
+    @staticmethod
+    def forward(ctx, m: Tensor, index: Tensor, incidence: Tensor) -> Tensor:  # type: ignore[override]
+        ctx.save_for_backward(index)
+        return torch.sparse.mm(incidence, m.contiguous())
+
+    @staticmethod
+    def backward(ctx, grad: Tensor) -> tuple[Tensor, None, None]:  # type: ignore[override]
+        (index,) = ctx.saved_tensors
+        return grad.index_select(0, index), None, None
+
+
+class EdgePlan:
+    r"""The sparse operators of one batch's ``edge_index`` (``[2, E]``, ``edge_index[1]`` receives),
+    built on first use and shared by every layer that is handed this plan.
+
+    * :meth:`gather_src` / :meth:`gather_dst`: :math:`x_{\mathrm{src}(e)}` / :math:`x_{\mathrm{dst}(e)}`
+      for every edge, differentiable.
+    * :meth:`scatter_dst`: :math:`\sum_{e:\,\mathrm{dst}(e) = i} m_e` for every node, differentiable.
+    * :meth:`gcn_propagate`: :math:`\hat D^{-1/2}(A + I)\hat D^{-1/2} x` exactly as PyG's ``GCNConv``
+      normalizes (``gcn_norm`` with remaining self-loops of weight 1, in-degrees).
+    """
+
+    def __init__(self, edge_index: Tensor, num_nodes: int) -> None:
+        if edge_index.dim() != 2 or edge_index.size(0) != 2:
+            raise ValueError(f"edge_index must have shape [2, E], got {tuple(edge_index.shape)}")
+        self.edge_index = edge_index
+        self.num_nodes = int(num_nodes)
+        self.src, self.dst = edge_index[0], edge_index[1]
+
+    def _incidence(self, index: Tensor) -> Tensor:
+        num_edges = index.numel()
+        ones = torch.ones(num_edges, dtype=torch.float32, device=index.device)
+        return csr(index, torch.arange(num_edges, device=index.device), ones, (self.num_nodes, num_edges))
+
+    @cached_property
+    def src_incidence(self) -> Tensor:
+        """:math:`S_{\\mathrm{src}}`, ``[N, E]`` CSR."""
+        return self._incidence(self.src)
+
+    @cached_property
+    def dst_incidence(self) -> Tensor:
+        """:math:`S_{\\mathrm{dst}}`, ``[N, E]`` CSR."""
+        return self._incidence(self.dst)
+
+    @cached_property
+    def gcn_adjacency(self) -> tuple[Tensor, Tensor]:
+        """GCN's normalized adjacency (rows receive) and its transpose, CSR ``[N, N]``."""
+        index, weight = gcn_norm(self.edge_index, None, self.num_nodes, improved=False, add_self_loops=True)
+        assert weight is not None
+        src, dst = index
+        shape = (self.num_nodes, self.num_nodes)
+        return csr(dst, src, weight, shape), csr(src, dst, weight, shape)
+
+    def gather_src(self, x: Tensor) -> Tensor:
+        return _Gather.apply(x, self.src, self._as(self.src_incidence, x))
+
+    def gather_dst(self, x: Tensor) -> Tensor:
+        return _Gather.apply(x, self.dst, self._as(self.dst_incidence, x))
+
+    def scatter_dst(self, m: Tensor) -> Tensor:
+        return _Scatter.apply(m, self.dst, self._as(self.dst_incidence, m))
+
+    def gcn_propagate(self, x: Tensor) -> Tensor:
+        matrix, transpose = self.gcn_adjacency
+        return _SparseProduct.apply(x, self._as(matrix, x), self._as(transpose, x))
+
+    @staticmethod
+    def _as(matrix: Tensor, like: Tensor) -> Tensor:
+        """``matrix`` in ``like``'s dtype (products need equal dtypes; float32 is built, others cast)."""
+        return matrix if matrix.dtype == like.dtype else matrix.to(like.dtype)

@@ -1,0 +1,23 @@
+"""The transform a DataModule applies once to its data and caches: the graph transform of the
+``transform`` config node (e.g. ``+transform=rewire_feature_similarity``), then the positional
+encoding of ``pe``, so that the encoding describes the transformed graph."""
+
+from __future__ import annotations
+
+from omegaconf import DictConfig
+from torch_geometric.transforms import BaseTransform, Compose
+
+from graphbench.instantiate import METADATA_KEYS, build
+
+
+def dataset_transform(cfg: DictConfig) -> BaseTransform | None:
+    """``cfg.transform`` then ``cfg.pe.transform`` (either may be absent), composed; ``None`` when neither
+    is set. The DataModule caches the result keyed by its ``repr``."""
+    transforms = []
+    if cfg.get("transform"):
+        transforms.append(build(cfg.transform, "transform", METADATA_KEYS))
+    if cfg.pe.get("transform"):
+        transforms.append(build(cfg.pe.transform, "pe.transform", METADATA_KEYS))
+    if not transforms:
+        return None
+    return transforms[0] if len(transforms) == 1 else Compose(transforms)

@@ -1,0 +1,202 @@
+"""Per-dataset recipes (conf/recipe/<dataset>.yaml, conf/recipe/<dataset>/<model>.yaml and the group
+overrides in conf/dataset/<dataset>.yaml): they apply, lose to the command line and to an experiment,
+leave a dataset without one alone, and give every model a network that builds on the dataset's shape."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+import torch
+from hydra import compose, initialize_config_dir
+from hydra.core.global_hydra import GlobalHydra
+from omegaconf import DictConfig, OmegaConf, open_dict
+from torch_geometric.data import Batch, Data
+
+from graphbench.data.datamodules.config import datamodule_arguments
+from graphbench.info import DatasetInfo, FeatureSpec
+from graphbench.report.literature import paper_value
+from graphbench.train import network_builder, network_width
+from tests.paths import CONF
+
+#: the datasets of issue 14's table, with their (node feature width, classes, level)
+SHAPES: dict[str, tuple[int, int, str]] = {
+    "cora": (1433, 7, "node"),
+    "citeseer": (3703, 6, "node"),
+    "texas": (1703, 5, "node"),
+    "cornell": (1703, 5, "node"),
+    "wisconsin": (1703, 5, "node"),
+    "actor": (932, 5, "node"),
+    "enzymes": (21, 6, "graph"),
+    "proteins": (4, 2, "graph"),
+    "mutag": (7, 2, "graph"),
+}
+MODELS = sorted(p.stem for p in (CONF / "model").glob("*.yaml"))
+
+
+@pytest.fixture(scope="module")
+def hydra_conf() -> Iterator[None]:
+    GlobalHydra.instance().clear()
+    with initialize_config_dir(config_dir=str(CONF), version_base="1.3"):
+        yield
+    GlobalHydra.instance().clear()
+
+
+def composed(overrides: list[str]) -> tuple[DictConfig, DictConfig]:
+    """The composed config without ``hydra``, and Hydra's group choices."""
+    cfg = compose("config", overrides=overrides, return_hydra_config=True)
+    choices = cfg.hydra.runtime.choices
+    with open_dict(cfg):
+        cfg.paths.output_dir = "/tmp/graphbench-recipe-test"
+        del cfg["hydra"]
+    return cfg, choices
+
+
+def test_every_recipe_names_an_existing_dataset_and_model() -> None:
+    datasets = {p.stem for p in (CONF / "dataset").glob("*.yaml")}
+    for recipe in (CONF / "recipe").glob("*.yaml"):
+        assert recipe.stem in datasets, f"{recipe} has no conf/dataset/{recipe.stem}.yaml"
+    for recipe in (CONF / "recipe").glob("*/*.yaml"):  # a dataset family's per-model shapes
+        assert recipe.stem in MODELS, recipe
+        assert f"optional {recipe.parent.name}@_global_: ${{model}}" in "".join(
+            p.read_text() for p in (CONF / "recipe").glob("*.yaml")
+        ), f"no recipe loads {recipe.parent.name}/"
+
+
+def test_the_issue_datasets_have_recipes() -> None:
+    for name in SHAPES:
+        assert (CONF / "recipe" / f"{name}.yaml").is_file(), name
+
+
+@pytest.mark.usefixtures("hydra_conf")
+def test_recipe_applies_kipf_welling_on_cora() -> None:
+    cfg, choices = composed(["dataset=cora", "model=gcn"])
+    assert (choices.normalization, choices.scheduler, choices.head) == ("none", "none", "linear")
+    assert (cfg.model.hidden_dim, cfg.model.num_layers, cfg.model.dropout, cfg.model.input_dropout) == (16, 2, 0.5, 0.5)
+    assert cfg.model.last_layer_outputs is True and cfg.model.encode_inputs is False and cfg.model.residual is False
+    assert (cfg.optimizer.lr, cfg.optimizer.weight_decay, cfg.trainer.max_epochs) == (0.01, 5.0e-4, 200)
+    assert cfg.dataset.split == "public" and cfg.dataset.normalize_features is True
+    # the published values are the report's, not the DataModule's
+    assert "literature" in cfg.dataset and "literature" not in datamodule_arguments(cfg.dataset)
+
+
+@pytest.mark.usefixtures("hydra_conf")
+def test_per_model_recipe_applies_gat_on_cora_and_citeseer() -> None:
+    for name in ("cora", "citeseer"):
+        cfg, _ = composed([f"dataset={name}", "model=gat"])
+        assert (cfg.model.layer.heads, cfg.model.hidden_dim, cfg.model.dropout, cfg.model.layer.attn_dropout) == (8, 64, 0.6, 0.6)
+        assert (cfg.optimizer.lr, cfg.optimizer.weight_decay, cfg.model.activation) == (0.005, 5.0e-4, "elu")
+        assert cfg.model.last_layer_outputs is False
+    # the GCN of the same dataset does not see GAT's file
+    cfg, _ = composed(["dataset=cora", "model=gcn"])
+    assert cfg.optimizer.lr == 0.01 and cfg.model.activation == "relu"
+
+
+@pytest.mark.usefixtures("hydra_conf")
+def test_command_line_values_and_groups_win_over_a_recipe() -> None:
+    cfg, choices = composed(
+        ["dataset=cora", "model=gat", "model.hidden_dim=16", "optimizer.lr=0.02", "normalization=batchnorm", "head=mlp2"]
+    )
+    assert (cfg.model.hidden_dim, cfg.optimizer.lr) == (16, 0.02)
+    assert (choices.normalization, choices.head) == ("batchnorm", "mlp2")
+    assert cfg.model.layer.heads == 8  # what the command line leaves alone still comes from the recipe
+    cfg, choices = composed(["dataset=enzymes", "model=gcn", "budget=none", "dataset.batch_size=64"])
+    assert choices.budget == "none" and cfg.dataset.batch_size == 64
+
+
+@pytest.mark.usefixtures("hydra_conf")
+def test_an_experiment_wins_over_a_recipe(tmp_path: Path) -> None:
+    (tmp_path / "experiment").mkdir()
+    (tmp_path / "experiment" / "recipe_probe.yaml").write_text(
+        "# @package _global_\n"
+        "defaults:\n  - override /dataset: cora\n  - override /model: gat\n  - override /normalization: layernorm\n"
+        "model:\n  hidden_dim: 32\noptimizer:\n  lr: 0.123\n"
+    )
+    cfg, choices = composed([f"hydra.searchpath=[file://{tmp_path}]", "experiment=recipe_probe"])
+    assert choices.normalization == "layernorm" and (cfg.model.hidden_dim, cfg.optimizer.lr) == (32, 0.123)
+    assert cfg.model.layer.heads == 8 and cfg.trainer.max_epochs == 200  # the rest of the recipes still apply
+    # the command line wins over both
+    cfg, choices = composed([f"hydra.searchpath=[file://{tmp_path}]", "experiment=recipe_probe", "normalization=none"])
+    assert choices.normalization == "none"
+    # the repository's own experiment is unchanged
+    cfg, choices = composed(["experiment=planetoid/cora-gcn"])
+    assert (cfg.model.hidden_dim, cfg.model.num_layers, cfg.trainer.max_epochs, choices.normalization) == (16, 2, 200, "none")
+
+
+@pytest.mark.usefixtures("hydra_conf")
+def test_a_dataset_without_a_recipe_keeps_the_global_defaults() -> None:
+    cfg, choices = composed(["dataset=zinc", "model=gcn"])
+    assert (choices.normalization, choices.scheduler, choices.head, choices.budget) == ("batchnorm", "plateau", "mlp2", "none")
+    assert (cfg.model.hidden_dim, cfg.model.num_layers, cfg.optimizer.lr, cfg.trainer.max_epochs) == (64, 4, 0.001, 40)
+
+
+@pytest.mark.usefixtures("hydra_conf")
+def test_tu_recipes_follow_benchmarking_gnns() -> None:
+    for name in ("enzymes", "proteins", "mutag"):
+        cfg, choices = composed([f"dataset={name}", "model=gcn"])
+        assert choices.budget == "100k" and choices.normalization == "batchnorm" and choices.scheduler == "plateau"
+        assert (cfg.dataset.batch_size, cfg.optimizer.lr, cfg.optimizer.weight_decay, cfg.model.num_layers) == (
+            20,
+            7.0e-4,
+            0.0,
+            4,
+        )
+
+
+def test_every_issue_dataset_cites_a_gcn_value() -> None:
+    for name in SHAPES:
+        recipe = OmegaConf.to_container(OmegaConf.load(CONF / "recipe" / f"{name}.yaml"), resolve=False)
+        assert isinstance(recipe, dict)
+        paper = paper_value({**recipe, "model": {"name": "gcn"}}, "accuracy")
+        assert paper is not None and 0.2 < paper.value < 1.0 and paper.source, name
+
+
+def tiny_batch(level: str, in_dim: int) -> Batch:
+    """Two 4-node rings with ``in_dim`` dense features."""
+    ring = torch.tensor([[0, 1, 1, 2, 2, 3, 3, 0], [1, 0, 2, 1, 3, 2, 0, 3]])
+    graphs = [Data(x=torch.rand(4, in_dim, generator=torch.Generator().manual_seed(i)), edge_index=ring) for i in range(2)]
+    batch = Batch.from_data_list(graphs)
+    if level == "node":
+        del batch.batch  # node level: one full graph, no graph index
+    return batch
+
+
+def check_builds(name: str, model: str) -> None:
+    """The network of ``dataset=name model=model`` builds (width solved under a budget) and predicts
+    ``classes`` outputs per node or per graph."""
+    in_dim, classes, level = SHAPES[name]
+    info = DatasetInfo(
+        name=name,
+        level=level,
+        task_type="multiclass",
+        num_outputs=classes,
+        metric="accuracy",
+        higher_is_better=True,
+        node_features=FeatureSpec("dense", in_dim),
+        edge_features=None,
+    )
+    cfg, _ = composed([f"dataset={name}", f"model={model}"])
+    make_network = network_builder(cfg, info)
+    network = make_network(network_width(cfg, make_network)).eval()
+    out = network(tiny_batch(level, in_dim))
+    assert out.shape == (8 if level == "node" else 2, classes), (name, model)
+
+
+#: the recipes' shapes (the last layer predicts; GAT's heads), the odd class count of Texas, a budget;
+#: the slow test below builds every model under every recipe
+FAST_BUILDS = [("cora", "gcn"), ("cora", "gat"), ("cora", "gatv2"), ("texas", "gat"), ("texas", "sage"), ("enzymes", "gcn")]
+
+
+@pytest.mark.usefixtures("hydra_conf")
+@pytest.mark.parametrize(("name", "model"), FAST_BUILDS)
+def test_models_build_under_the_recipe(name: str, model: str) -> None:
+    check_builds(name, model)
+
+
+@pytest.mark.slow
+@pytest.mark.usefixtures("hydra_conf")
+@pytest.mark.parametrize("name", SHAPES)
+def test_every_model_builds_under_every_recipe(name: str) -> None:
+    for model in MODELS:
+        check_builds(name, model)

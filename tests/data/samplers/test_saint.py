@@ -1,0 +1,111 @@
+"""GraphSAINT: induced subgraphs, and the normalization of Zeng et al. (2020) checked by Monte Carlo."""
+
+from __future__ import annotations
+
+import pytest
+import torch
+from torch_geometric.data import Data
+
+from graphbench.data.samplers import SamplerContext, no_cache
+from graphbench.data.samplers.saint import (
+    CSCGraph,
+    GraphSAINT,
+    SaintBatches,
+    SaintEdge,
+    SaintNode,
+    SaintRandomWalk,
+    induced_edges,
+)
+
+#: an irregular 7-node graph (both directions): a triangle 0-1-2, a tail 2-3-4, a hub 4-5, 4-6, 5-6
+PAIRS = [(0, 1), (1, 2), (0, 2), (2, 3), (3, 4), (4, 5), (4, 6), (5, 6)]
+
+
+def small_graph() -> Data:
+    edge_index = torch.tensor(PAIRS).t()
+    edge_index = torch.cat([edge_index, edge_index.flip(0)], dim=1)
+    train = torch.tensor([True, True, False, True, False, True, True])
+    x = torch.tensor([[1.0], [-2.0], [0.5], [3.0], [-1.0], [2.0], [4.0]])
+    return Data(x=x, y=torch.arange(7) % 2, edge_index=edge_index, train_mask=train, num_nodes=7)
+
+
+def test_induced_edges_are_exactly_the_edges_among_the_nodes() -> None:
+    graph = small_graph()
+    csc = CSCGraph.of(graph)
+    nodes = torch.tensor([1, 2, 3, 5])
+    source, target, position = induced_edges(csc, nodes)
+    pairs = sorted(zip(nodes[source].tolist(), nodes[target].tolist()))
+    assert pairs == [(1, 2), (2, 1), (2, 3), (3, 2)]
+    assert torch.equal(csc.row[position], nodes[source]) and torch.equal(csc.col[position], nodes[target])
+
+
+SAMPLERS = {
+    "node": lambda: SaintNode(budget=3, presample_steps=500),
+    "edge": lambda: SaintEdge(budget=2, presample_steps=500),
+    "rw": lambda: SaintRandomWalk(budget=1, walk_length=2, presample_steps=500),
+}
+
+
+@pytest.fixture
+def one_thread():  # type: ignore[no-untyped-def]
+    """Thousands of tiny operations: one torch thread avoids a thread hand-off per operation."""
+    threads = torch.get_num_threads()
+    torch.set_num_threads(1)
+    yield
+    torch.set_num_threads(threads)
+
+
+@pytest.mark.parametrize("kind", sorted(SAMPLERS))
+def test_normalized_aggregation_and_loss_are_unbiased(kind: str, one_thread: None) -> None:
+    r"""Zeng et al., Prop. 3.1: given :math:`v \in V_s`, the mean over samples of
+    :math:`\sum_{u \in N_s(v)} x_u / (\deg(v)\, \alpha_{u,v})` is the full-graph mean aggregation of
+    :math:`v`; and the mean of :math:`\sum_{v \in V_s \cap V_{train}} w_v L_v` is the mean of
+    :math:`L_v` over the training nodes. The Monte-Carlo samples are independent of the pre-sampled
+    ones (another seed); without the normalization the aggregation is off by 45-80% of the largest value."""
+    graph = small_graph()
+    sampler: GraphSAINT = SAMPLERS[kind]()
+    loader = sampler.train_loader(graph, SamplerContext(0, no_cache))
+    batches: SaintBatches = loader.collate_fn  # type: ignore[assignment]
+    degree = CSCGraph.of(graph).in_degree.float()
+    full = torch.zeros(7).index_add_(0, graph.edge_index[1], graph.x[graph.edge_index[0], 0]) / degree
+    loss = torch.arange(1.0, 8.0)  # any per-node loss
+    total, plain, times, loss_sum, samples = torch.zeros(7), torch.zeros(7), torch.zeros(7), 0.0, 500
+    torch.manual_seed(1)  # presampling drew from seed 0
+    for step in range(samples):
+        batch = batches(step)
+        source, target = batch.edge_index
+        message = batch.x[source, 0] / degree[batch.n_id[target]]
+        total.index_add_(0, batch.n_id, torch.zeros(batch.num_nodes).index_add_(0, target, message * batch.edge_weight))
+        plain.index_add_(0, batch.n_id, torch.zeros(batch.num_nodes).index_add_(0, target, message))
+        times[batch.n_id] += 1
+        loss_sum += float((batch.loss_weight * loss[batch.n_id])[batch.train_mask].sum())
+    assert (times > 0).all()
+    scale = float(full.abs().max())
+    assert float((total / times - full).abs().max()) < 0.2 * scale
+    assert float((plain / times - full).abs().max()) > 0.4 * scale  # what the test would see without alpha
+    assert loss_sum / samples == pytest.approx(float(loss[graph.train_mask].mean()), rel=0.15)
+
+
+def test_same_seed_same_subgraphs() -> None:
+    graph = small_graph()
+
+    def epoch(seed: int) -> list[list[int]]:
+        torch.manual_seed(seed)
+        loader = SaintRandomWalk(budget=2, walk_length=2, num_steps=5, presample_steps=50).train_loader(
+            graph, SamplerContext(0, no_cache)
+        )
+        return [batch.n_id.tolist() for batch in loader]
+
+    assert epoch(0) == epoch(0)
+    assert epoch(0) != epoch(1)
+
+
+def test_presampling_is_cached_by_its_parameters() -> None:
+    calls: list[tuple[str, tuple]] = []
+
+    def cache(name: str, params: tuple, build):  # type: ignore[no-untyped-def]
+        calls.append((name, params))
+        return build()
+
+    SaintEdge(budget=2, num_steps=1, presample_steps=10, presample_seed=3).train_loader(small_graph(), SamplerContext(0, cache))
+    assert calls == [("saint", ("saint_edge", 2, 10, 50, 3))]
