@@ -251,44 +251,45 @@ def peak_rss(ctx: Context, recipe: Recipe, model: str, steps: int) -> float:
 
 
 def run(ctx: Context) -> list[Row]:
+    return [run_recipe(ctx, recipe) for recipe in RECIPES]
+
+
+def run_recipe(ctx: Context, recipe: Recipe) -> Row:
+    """The row of one recipe."""
     steps = QUICK_STEPS if ctx.quick else LOSS_STEPS
-    rows = []
-    for recipe in RECIPES:
-        row = Row("reference: time / training epoch", f"LRGB-tuned {recipe.label}, Peptides-func", target=SPEEDUP[recipe.name])
-        if not ctx.has_raw(RAW):
-            row.skipped = f"no raw files at {ctx.data_dir / RAW}"
-            rows.append(row)
-            continue
-        setup = prepare(ctx, recipe, steps)
-        initial = {"graphbench": setup.graphbench.state_dict(), "reference": setup.reference.state_dict()}
-        models = {"graphbench": setup.graphbench, "reference": setup.reference}
-        losses: dict[str, list[float]] = {}
+    row = Row("reference: time / training epoch", f"LRGB-tuned {recipe.label}, Peptides-func", target=SPEEDUP[recipe.name])
+    if not ctx.has_raw(RAW):
+        row.skipped = f"no raw files at {ctx.data_dir / RAW}"
+        return row
+    setup = prepare(ctx, recipe, steps)
+    initial = {"graphbench": setup.graphbench.state_dict(), "reference": setup.reference.state_dict()}
+    models = {"graphbench": setup.graphbench, "reference": setup.reference}
+    losses: dict[str, list[float]] = {}
 
-        def contender(name: str) -> float:
-            model = models[name]
-            model.load_state_dict(copy.deepcopy(initial[name]))  # every round from the same weights
-            seconds, losses[name] = train_steps(model, setup.batches)
-            return seconds
+    def contender(name: str) -> float:
+        model = models[name]
+        model.load_state_dict(copy.deepcopy(initial[name]))  # every round from the same weights
+        seconds, losses[name] = train_steps(model, setup.batches)
+        return seconds
 
-        times = interleaved({n: (lambda n=n: contender(n)) for n in models}, ctx.repeats)
-        loss_diff = max(abs(a - b) for a, b in zip(losses["graphbench"], losses["reference"]))
-        rss = {name: peak_rss(ctx, recipe, name, RSS_STEPS) for name in models}
-        nodes = sum(b.num_nodes for b in setup.batches) / len(setup.batches)
-        row.case += f" ({len(setup.batches)} batches of {setup.batches[0].num_graphs} graphs, ~{nodes:,.0f} nodes, as the epoch)"
-        row.graphbench = f"{fmt_s(median(times['graphbench']))}, peak RSS {rss['graphbench']:.0f} MiB"
-        row.reference = f"{fmt_s(median(times['reference']))}, peak RSS {rss['reference']:.0f} MiB (plain PyG)"
-        row.figure = paired_ratio(times["reference"], times["graphbench"])
-        same = loss_diff <= LOSS_TOLERANCE
-        row.note = (
-            f"speed-up (median paired ratio), interleaved rounds: {ctx.repeats}; width {setup.width}, {setup.params:,} params; "
-            f"max |loss difference| over the first {len(setup.batches)} steps {loss_diff:.1e} "
-            f"({'within' if same else 'OVER'} {LOSS_TOLERANCE:g}); peak RSS ratio {rss['graphbench'] / rss['reference']:.2f}x "
-            f"(each model alone in a fresh process: data and both networks built, then {RSS_STEPS} training steps)"
-        )
-        if not same:
-            row.skipped = f"losses differ by {loss_diff:.1e} > {LOSS_TOLERANCE:g}"
-        rows.append(row)
-    return rows
+    times = interleaved({n: (lambda n=n: contender(n)) for n in models}, ctx.repeats)
+    loss_diff = max(abs(a - b) for a, b in zip(losses["graphbench"], losses["reference"]))
+    rss = {name: peak_rss(ctx, recipe, name, RSS_STEPS) for name in models}
+    nodes = sum(b.num_nodes for b in setup.batches) / len(setup.batches)
+    row.case += f" ({len(setup.batches)} batches of {setup.batches[0].num_graphs} graphs, ~{nodes:,.0f} nodes, as the epoch)"
+    row.graphbench = f"{fmt_s(median(times['graphbench']))}, peak RSS {rss['graphbench']:.0f} MiB"
+    row.reference = f"{fmt_s(median(times['reference']))}, peak RSS {rss['reference']:.0f} MiB (plain PyG)"
+    row.figure = paired_ratio(times["reference"], times["graphbench"])
+    same = loss_diff <= LOSS_TOLERANCE
+    row.note = (
+        f"speed-up (median paired ratio), interleaved rounds: {ctx.repeats}; width {setup.width}, {setup.params:,} params; "
+        f"max |loss difference| over the first {len(setup.batches)} steps {loss_diff:.1e} "
+        f"({'within' if same else 'OVER'} {LOSS_TOLERANCE:g}); peak RSS ratio {rss['graphbench'] / rss['reference']:.2f}x "
+        f"(each model alone in a fresh process: data and both networks built, then {RSS_STEPS} training steps)"
+    )
+    if not same:
+        row.skipped = f"losses differ by {loss_diff:.1e} > {LOSS_TOLERANCE:g}"
+    return row
 
 
 def main(argv: Sequence[str] | None = None) -> None:

@@ -36,8 +36,8 @@ def test_collect_runs_keeps_completed_memorization_runs_sorted(tmp_path: Path) -
         ("syn-cora", 1.0, 0.01),
     ]
     table = runs_table(runs)
-    assert table.splitlines()[2] == "| cora |  | gcn | best | 0 | 12.5 | 0.0 | 50.0 | 25.0 |"
-    assert runs_table(runs, csv_format=True).splitlines()[2] == "syn-cora,0,gcn,best,0,30.0,0.0,50.0,25.0"
+    assert table.splitlines()[2] == "| cora |  | gcn | best |  | 0 | 12.5 | 0.0 | 50.0 | 25.0 |"
+    assert runs_table(runs, csv_format=True).splitlines()[2] == "syn-cora,0,gcn,best,,0,30.0,0.0,50.0,25.0"
     out = plot_rate_vs_homophily(runs, tmp_path / "rate.png")
     assert out.read_bytes()[:8] == PNG_MAGIC
     with pytest.raises(ValueError, match=r"no completed memorization run with a dataset\.homophily"):
@@ -52,7 +52,7 @@ def test_histogram_is_a_png(tmp_path: Path) -> None:
 def test_cli_prints_the_table_and_saves_the_plot(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     write_run(tmp_path / "runs" / "0", 0.0, 0.3)
     assert main(["memorization", str(tmp_path / "runs"), "--plot", str(tmp_path / "p.png")]) == 0
-    assert "| syn-cora | 0 | gcn | best | 0 | 30.0 | 0.0 | 50.0 | 25.0 |" in capsys.readouterr().out
+    assert "| syn-cora | 0 | gcn | best |  | 0 | 30.0 | 0.0 | 50.0 | 25.0 |" in capsys.readouterr().out
     assert (tmp_path / "p.png").read_bytes()[:8] == PNG_MAGIC
     (tmp_path / "empty").mkdir()
     assert main(["memorization", str(tmp_path / "empty")]) == 1

@@ -8,7 +8,14 @@ import numpy as np
 import pytest
 import torch
 
-from graphbench.data.splits import check_split_index, fold_from_index_files, stratified_cv_fold, stratified_fold_ids
+from graphbench.data.splits import (
+    IGB_FRACTIONS,
+    check_split_index,
+    fold_from_index_files,
+    random_split_masks,
+    stratified_cv_fold,
+    stratified_fold_ids,
+)
 from graphbench.errors import ConfigError, DataError
 
 
@@ -64,8 +71,6 @@ def test_index_files_select_the_fold_and_are_checked(tmp_path: Path) -> None:
 
 
 def test_igb_split_is_one_labeled_to_four_unlabeled_with_the_labeled_halved() -> None:
-    from graphbench.data.splits import IGB_FRACTIONS, random_split_masks
-
     masks = random_split_masks(50, IGB_FRACTIONS, seed=3)
     counts = {split: int(mask.sum()) for split, mask in masks.items()}
     assert counts == {"train_mask": 5, "val_mask": 5, "test_mask": 40}  # labeled 10 : unlabeled 40 = 1 : 4

@@ -72,4 +72,4 @@ def test_memorization_run_writes_csv_summary_and_histogram_on_the_rewired_graph(
     assert rewired_degree.sum() == raw_degree.sum() + 80
     assert (run_dir / "memorization_hist.png").stat().st_size > 0
     assert analysis_main(["memorization", str(tmp_path)]) == 0
-    assert "| texas |  | gcn | best | 0 |" in capsys.readouterr().out
+    assert "| texas |  | gcn | best | rewire_feature_similarity(budget=40, mode=add) | 0 |" in capsys.readouterr().out

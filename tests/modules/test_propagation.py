@@ -149,7 +149,7 @@ def _train_losses_and_grads(net: nn.Module, batch: Batch, steps: int) -> tuple[l
         optimizer.zero_grad()
         loss = nn.functional.binary_cross_entropy_with_logits(net(batch), batch.y)
         loss.backward()
-        losses.append(float(loss))
+        losses.append(float(loss.detach()))
         grads = [torch.zeros(0) if p.grad is None else p.grad.clone() for p in net.parameters()]  # the last edge update is unused
         optimizer.step()
     return losses, grads

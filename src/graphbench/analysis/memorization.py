@@ -28,8 +28,11 @@ train on the rewired graph.
 Differences from the study's code (``SBM/main_syncora.py``, ``SBM/train.py``), all following the
 protocol as the paper states it: the scores average the probabilities of all seeds' models (the
 code scores the last seed's models only), each model keeps its best-validation weights (the code's
-``state_dict()`` reference ends up holding the last epoch's; ``checkpoint=last`` does the same), and :math:`S_S/S_C/S_I` and the control
-are random subsets (the code takes them in node-index order).
+``state_dict()`` reference ends up holding the last epoch's; ``checkpoint=last`` does the same), and
+:math:`S_S/S_C/S_I` and the control are random subsets (the code takes them in node-index order). On
+heterophilic graphs the best validation epoch comes early, before the models fit their training
+labels, so ``best`` finds little memorization where ``last`` (the code's behaviour) finds the study's
+inverse relation to homophily (README, "Memorization").
 """
 
 from __future__ import annotations
@@ -78,6 +81,20 @@ class MemorizationSets:
 
     def of(self, name: str) -> Tensor:
         return getattr(self, name)
+
+
+@dataclass(frozen=True)
+class MemorizationProtocol:
+    """The knobs of ``conf/task/memorization.yaml`` (see :func:`run_memorization`)."""
+
+    tau: float
+    num_seeds: int
+    split_fractions: tuple[float, float, float]
+    subset_fractions: tuple[float, float, float]
+    stratified: bool
+    knn_k: int
+    checkpoint: str
+    plots: bool
 
 
 def _check_fractions(fractions: Any, what: str) -> tuple[float, float, float]:
@@ -176,21 +193,19 @@ def run_memorization(
     if not isinstance(tau, (int, float)) or isinstance(tau, bool):
         raise ConfigError(f"task.tau must be a number, got {tau!r}")
 
+    protocol = MemorizationProtocol(
+        float(tau),
+        num_seeds,
+        _check_fractions(split_fractions, "split_fractions"),
+        _check_fractions(subset_fractions, "subset_fractions"),
+        bool(stratified),
+        knn_k,
+        checkpoint,
+        bool(plots),
+    )
+
     def body(cfg: DictConfig, record: RunRecord, output_dir: Path, loggers: list[Any]) -> None:
-        _memorization(
-            cfg,
-            record,
-            output_dir,
-            loggers,
-            float(tau),
-            num_seeds,
-            split_fractions,
-            subset_fractions,
-            stratified,
-            knn_k,
-            checkpoint,
-            plots,
-        )
+        _memorization(cfg, record, output_dir, loggers, protocol)
 
     return recorded_run(cfg, body)
 
@@ -200,21 +215,15 @@ def _memorization(
     record: RunRecord,
     output_dir: Path,
     loggers: list[Any],
-    tau: float,
-    num_seeds: int,
-    split_fractions: Any,
-    subset_fractions: Any,
-    stratified: bool,
-    knn_k: int,
-    checkpoint: str,
-    plots: bool,
+    protocol: MemorizationProtocol,
 ) -> None:
+    tau, num_seeds, knn_k = protocol.tau, protocol.num_seeds, protocol.knn_k
     datamodule = node_datamodule(cfg)
     graph = datamodule.graph
     assert graph is not None
     labels = graph.y.view(-1).long()
     n = labels.numel()
-    sets = memorization_sets(labels, split_fractions, subset_fractions, int(cfg.seed), stratified)
+    sets = memorization_sets(labels, protocol.split_fractions, protocol.subset_fractions, int(cfg.seed), protocol.stratified)
     loggers.extend(build(c, f"logger.{k}") for k, c in (cfg.get("logger") or {}).items() if c)
     for lg in loggers:
         lg.log_hyperparams(flat_config(record.config or {}))
@@ -245,7 +254,9 @@ def _memorization(
         for name, train_nodes in (("f", mask(sets.shared, sets.candidate)), ("g", mask(sets.shared, sets.independent))):
             log.info("training model %s, seed %d (%d nodes)", name, seed, int(train_nodes.sum()))
             probs[name].append(
-                train_on_nodes(cfg, train_nodes, val_mask, seed, output_dir / f"model_{name}_seed{seed}", datamodule, checkpoint)
+                train_on_nodes(
+                    cfg, train_nodes, val_mask, seed, output_dir / f"model_{name}_seed{seed}", datamodule, protocol.checkpoint
+                )
             )
     probs_f, probs_g = torch.stack(probs["f"]), torch.stack(probs["g"])
     mem = memorization_scores(probs_f, probs_g, labels)
@@ -302,7 +313,7 @@ def _memorization(
     )
     for lg in loggers:
         lg.log_metrics({k: v for k, v in metrics.items() if v is not None})
-    if plots:
+    if protocol.plots:
         from graphbench.analysis.memorization_plots import plot_histogram
 
         scores = {name: [r["mem"] for r in rows if r["set"] == name] for name in SETS}

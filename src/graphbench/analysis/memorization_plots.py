@@ -54,6 +54,7 @@ class MemorizationRun:
     model: str
     homophily: float | None  #: ``dataset.homophily`` when the dataset has it (syn-cora), else ``None``
     checkpoint: str  #: ``task.checkpoint``: the models' best-validation or last weights
+    transform: str  #: the graph transform (``+transform=``) as ``name(key=value, ...)``, or ``""``
     seed: int
     rate: float | None
     rate_control: float | None
@@ -84,6 +85,7 @@ def collect_runs(root: Path) -> list[MemorizationRun]:
                 model=str((config.get("model") or {}).get("name")),
                 homophily=float(homophily) if homophily is not None else None,
                 checkpoint=str(task.get("checkpoint", "best")),
+                transform=_describe(config.get("transform")),
                 seed=int(config.get("seed", 0)),
                 rate=m.get("memorization/rate"),
                 rate_control=m.get("memorization/rate_control"),
@@ -92,8 +94,16 @@ def collect_runs(root: Path) -> list[MemorizationRun]:
             )
         )
     return sorted(
-        runs, key=lambda r: (r.dataset, r.homophily if r.homophily is not None else -1.0, r.model, r.checkpoint, r.seed)
+        runs,
+        key=lambda r: (r.dataset, r.homophily if r.homophily is not None else -1.0, r.model, r.checkpoint, r.transform, r.seed),
     )
+
+
+def _describe(transform: object) -> str:
+    if not isinstance(transform, dict):
+        return ""
+    arguments = ", ".join(f"{k}={v}" for k, v in transform.items() if k not in ("_target_", "name"))
+    return f"{transform.get('name', 'transform')}({arguments})"
 
 
 def _pct(value: float | None) -> str:
@@ -101,13 +111,14 @@ def _pct(value: float | None) -> str:
 
 
 def runs_table(runs: Sequence[MemorizationRun], csv_format: bool = False) -> str:
-    """One row per run: dataset, homophily, model, checkpoint, seed, memorization rate on S_C and on the
+    """One row per run: dataset, homophily, model, checkpoint, graph transform, seed, memorization rate on S_C and on the
     control (in %), and the mean test accuracy of the f and g models (in %)."""
     header = [
         "dataset",
         "homophily",
         "model",
         "checkpoint",
+        "transform",
         "seed",
         "rate_candidate_%",
         "rate_control_%",
@@ -120,6 +131,7 @@ def runs_table(runs: Sequence[MemorizationRun], csv_format: bool = False) -> str
             "" if r.homophily is None else f"{r.homophily:g}",
             r.model,
             r.checkpoint,
+            r.transform,
             str(r.seed),
             _pct(r.rate),
             _pct(r.rate_control),
@@ -137,21 +149,23 @@ def runs_table(runs: Sequence[MemorizationRun], csv_format: bool = False) -> str
 
 def plot_rate_vs_homophily(runs: Sequence[MemorizationRun], path: Path) -> Path:
     """Memorization rate (%) of the candidates and of the control against edge homophily, one line
-    per (dataset, model, checkpoint), the mean over seeds at each homophily; runs without a homophily value are
+    per (dataset, model, checkpoint, transform), the mean over seeds at each homophily; runs without a homophily value are
     left out. Raises ``ValueError`` when no run has one."""
     points = [r for r in runs if r.homophily is not None and r.rate is not None]
     if not points:
         raise ValueError("no completed memorization run with a dataset.homophily value (e.g. dataset=syn-cora)")
     fig, ax = plt.subplots(figsize=(5, 3.6))
-    for dataset, model, checkpoint in sorted({(r.dataset, r.model, r.checkpoint) for r in points}):
-        group = [r for r in points if (r.dataset, r.model, r.checkpoint) == (dataset, model, checkpoint)]
+    for key in sorted({(r.dataset, r.model, r.checkpoint, r.transform) for r in points}):
+        dataset, model, checkpoint, transform = key
+        group = [r for r in points if (r.dataset, r.model, r.checkpoint, r.transform) == key]
         levels = sorted({r.homophily for r in group})  # type: ignore[type-var]
         for attr, style, label in (("rate", "o-", "candidates $S_C$"), ("rate_control", "s--", "control (test nodes)")):
             means = []
             for h in levels:
                 values = [getattr(r, attr) for r in group if r.homophily == h and getattr(r, attr) is not None]
                 means.append(100 * sum(values) / len(values) if values else float("nan"))
-            ax.plot(levels, means, style, label=f"{model} ({checkpoint} weights) on {dataset}: {label}")
+            where = f"{dataset} + {transform}" if transform else dataset
+            ax.plot(levels, means, style, label=f"{model} ({checkpoint} weights) on {where}: {label}")
     ax.set_xlabel("edge homophily")
     ax.set_ylabel("memorization rate (%)")
     ax.grid(True, linestyle=":", alpha=0.5)

@@ -236,10 +236,11 @@ NODE_CSV: str = "mia.csv"
 CONFIDENCES_FILE: str = "mia_confidences.pt"
 
 
-def mia(cfg: DictConfig, *, num_shadows: int = 16, global_variance: bool = False) -> RunRecord:
+def mia(cfg: DictConfig, *, num_shadows: int = 16, global_variance: bool = False, checkpoint: str = "best") -> RunRecord:
     """The ``mia`` task (``python run.py task=mia``): LiRA against the configured model on the configured
     one-graph dataset, as the module docstring describes. Shadow model ``k`` trains with seed
-    ``cfg.seed + k`` under ``<run dir>/shadows/<k>/``; membership is drawn with ``cfg.seed``.
+    ``cfg.seed + k`` under ``<run dir>/shadows/<k>/``; membership is drawn with ``cfg.seed``. Every model
+    predicts with its ``checkpoint`` weights: ``best`` (validation) or ``last`` (epoch).
 
     Writes ``results.json`` (metrics ``mia_auc``, ``mia_tpr_at_1pct_fpr`` and their ``mia_offline_*``
     counterparts, and ``{train,val,test}/accuracy``: the shadows' mean accuracy on their own training
@@ -248,13 +249,19 @@ def mia(cfg: DictConfig, *, num_shadows: int = 16, global_variance: bool = False
     it never raises for a run that went wrong: the record's ``status`` says what happened."""
 
     def body(cfg: DictConfig, record: RunRecord, output_dir: Path, loggers: list[Any]) -> None:
-        _attack(cfg, record, output_dir, loggers, num_shadows, global_variance)
+        _attack(cfg, record, output_dir, loggers, num_shadows, global_variance, checkpoint)
 
     return recorded_run(cfg, body)
 
 
 def _attack(
-    cfg: DictConfig, record: RunRecord, output_dir: Path, loggers: list[Any], num_shadows: int, global_variance: bool
+    cfg: DictConfig,
+    record: RunRecord,
+    output_dir: Path,
+    loggers: list[Any],
+    num_shadows: int,
+    global_variance: bool,
+    checkpoint: str,
 ) -> None:
     datamodule = node_datamodule(cfg)
     graph = datamodule.graph
@@ -275,7 +282,8 @@ def _attack(
     probs, accuracy = [], {split: [] for split in SPLITS}
     for k in range(num_shadows):
         train_mask = index_to_mask(pool[keep[k]], graph.num_nodes)
-        p = train_on_nodes(cfg, train_mask, val_mask, int(cfg.seed) + k, output_dir / "shadows" / str(k), datamodule=datamodule)
+        shadow_dir = output_dir / "shadows" / str(k)
+        p = train_on_nodes(cfg, train_mask, val_mask, int(cfg.seed) + k, shadow_dir, datamodule=datamodule, checkpoint=checkpoint)
         correct = p.argmax(dim=-1) == graph.y
         for split, mask in zip(SPLITS, (train_mask, val_mask, test_mask)):
             accuracy[split].append(float(correct[mask].float().mean()))

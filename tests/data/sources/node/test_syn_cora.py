@@ -99,6 +99,7 @@ def test_the_yaml_builds_it(fixture_root: Path, tmp_path: Path) -> None:
             "config",
             overrides=[
                 "dataset=syn-cora",
+                "model=gcn",
                 "dataset.homophily=0.3",
                 f"paths.data_dir={fixture_root}",
                 f"paths.cache_dir={tmp_path / 'c'}",
