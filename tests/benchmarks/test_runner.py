@@ -27,6 +27,11 @@ EXPECTED_ROWS = [
     ("memory: peak RSS of training", "cycles recipe"),
     ("memory: RSS growth per epoch", "cycles recipe"),
 ]
+SAMPLERS = ("neighbor", "cluster_gcn", "saint_node", "saint_edge", "saint_rw")
+for _size in ("sbm-large 2", "sbm-large 4"):  # the quick sizes: 2,000 and 4,000 nodes
+    EXPECTED_ROWS += [("samplers: full-batch step", _size)] + [(f"samplers: {s}", _size) for s in SAMPLERS]
+EXPECTED_ROWS += [(f"samplers: {s} memory growth", "4") for s in SAMPLERS]
+EXPECTED_ROWS += [(f"samplers: {s} data wait", "sbm-large 2") for s in SAMPLERS]
 
 
 def test_quick_run_prints_every_row(tmp_path: Path) -> None:

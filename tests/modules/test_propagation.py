@@ -168,3 +168,14 @@ def test_sparse_network_trains_like_plain_network_on_real_peptides(layer: type[n
     assert fast_losses[0] != fast_losses[-1]  # it trained
     for a, b in zip(fast_grads, plain_grads):
         assert torch.allclose(a, b, atol=1e-5, rtol=1e-4)
+
+
+def test_plan_inside_torch_func_transforms_equals_the_sparse_path() -> None:
+    # the NTK callback differentiates the network under vmap/vjp, where CSR tensors cannot go
+    from torch.func import vmap
+
+    edge_index = torch.tensor([[0, 1, 1, 2, 3], [1, 0, 2, 1, 0]])
+    plan = EdgePlan(edge_index, 4)
+    x = torch.randn(4, 3, dtype=torch.float64, generator=torch.Generator().manual_seed(0))
+    for op in (plan.gcn_propagate, lambda v: plan.scatter_dst(plan.gather_src(v)), plan.gather_dst):
+        torch.testing.assert_close(vmap(op)(x.unsqueeze(0))[0], op(x), rtol=0, atol=1e-12)

@@ -83,6 +83,12 @@ class _Scatter(torch.autograd.Function):
         return grad.index_select(0, index), None, None
 
 
+def _transformed(x: Tensor) -> bool:
+    """Whether ``x`` is inside a ``torch.func`` transform (``vmap``, ``vjp``: the NTK callback), where
+    sparse CSR tensors cannot go; there the same sums run as gather and ``index_add``."""
+    return bool(torch._C._functorch.is_functorch_wrapped_tensor(x))
+
+
 class EdgePlan:
     r"""The sparse operators of one batch's ``edge_index`` (``[2, E]``, ``edge_index[1]`` receives),
     built on first use and shared by every layer that is handed this plan.
@@ -117,24 +123,39 @@ class EdgePlan:
         return self._incidence(self.dst)
 
     @cached_property
-    def gcn_adjacency(self) -> tuple[Tensor, Tensor]:
-        """GCN's normalized adjacency (rows receive) and its transpose, CSR ``[N, N]``."""
+    def gcn_edges(self) -> tuple[Tensor, Tensor]:
+        """GCN's normalized edges: ``edge_index`` with self-loops and their weights (PyG's ``gcn_norm``)."""
         index, weight = gcn_norm(self.edge_index, None, self.num_nodes, improved=False, add_self_loops=True)
         assert weight is not None
-        src, dst = index
+        return index, weight
+
+    @cached_property
+    def gcn_adjacency(self) -> tuple[Tensor, Tensor]:
+        """GCN's normalized adjacency (rows receive) and its transpose, CSR ``[N, N]``."""
+        (src, dst), weight = self.gcn_edges
         shape = (self.num_nodes, self.num_nodes)
         return csr(dst, src, weight, shape), csr(src, dst, weight, shape)
 
     def gather_src(self, x: Tensor) -> Tensor:
+        if _transformed(x):
+            return x.index_select(0, self.src)
         return _Gather.apply(x, self.src, self._as(self.src_incidence, x))
 
     def gather_dst(self, x: Tensor) -> Tensor:
+        if _transformed(x):
+            return x.index_select(0, self.dst)
         return _Gather.apply(x, self.dst, self._as(self.dst_incidence, x))
 
     def scatter_dst(self, m: Tensor) -> Tensor:
+        if _transformed(m):
+            return m.new_zeros((self.num_nodes, *m.shape[1:])).index_add(0, self.dst, m)
         return _Scatter.apply(m, self.dst, self._as(self.dst_incidence, m))
 
     def gcn_propagate(self, x: Tensor) -> Tensor:
+        if _transformed(x):
+            (src, dst), weight = self.gcn_edges
+            messages = x.index_select(0, src) * weight.to(x.dtype).unsqueeze(-1)
+            return x.new_zeros((self.num_nodes, *x.shape[1:])).index_add(0, dst, messages)
         matrix, transpose = self.gcn_adjacency
         return _SparseProduct.apply(x, self._as(matrix, x), self._as(transpose, x))
 

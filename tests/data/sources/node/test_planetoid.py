@@ -93,7 +93,7 @@ def test_loader_yields_the_full_graph_with_masks_and_normalized_features(tmp_pat
 
 
 def test_bad_split_name_lists_valid_ones(tmp_path: Path) -> None:
-    with pytest.raises(ConfigError, match=r"valid: \['public', 'random'\]"):
+    with pytest.raises(ConfigError, match=r"valid: \['public', 'random', 'igb'\]"):
         make_dm(tmp_path, tmp_path, split="geom-gcn")
 
 
