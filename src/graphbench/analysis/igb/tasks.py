@@ -16,54 +16,23 @@ from __future__ import annotations
 import csv
 import logging
 import statistics
-import time
-from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
-from omegaconf import DictConfig, OmegaConf
+from omegaconf import DictConfig
 
 from graphbench.analysis.igb.fit import FitResult, FullBatchRecipe, fit, igb_fit
 from graphbench.analysis.igb.sampler import overlap_and_coverage, sample_subgraphs, subgraph_data
 from graphbench.analysis.igb.walk import UndirectedGraph
 from graphbench.analysis.subset_training import node_datamodule
-from graphbench.errors import ConfigError
+from graphbench.analysis.task_frame import recorded_run
 from graphbench.modules.network import count_parameters
-from graphbench.naming import seed_dependent_keys
-from graphbench.record import COMPLETED, RESULTS_FILENAME, RUNNING, RunRecord
-from graphbench.signals import run_signals
-from graphbench.train import _status_of
+from graphbench.record import RunRecord
 
 log = logging.getLogger(__name__)
 
 #: one row per subgraph, in the run directory
 IID_CSV: str = "iid_eval.csv"
-
-
-def run_recorded(cfg: DictConfig, body: Callable[[DictConfig, RunRecord, Path], None]) -> RunRecord:
-    """Create the run directory, write a ``running`` record, run ``body(cfg, record, output_dir)``
-    and write the record again with its final status (the exit-path handling of ``train.train``)."""
-    output_dir = Path(cfg.paths.output_dir)
-    try:
-        output_dir.mkdir(parents=True, exist_ok=True)
-    except OSError as exc:
-        raise ConfigError(
-            f"cannot create the run directory {output_dir} ({exc.strerror}); choose another with hydra.run.dir=<dir>"
-        ) from None
-    record = RunRecord(status=RUNNING, config={}, run_dir=str(output_dir))
-    start = time.perf_counter()
-    with run_signals() as signals:
-        try:
-            record.config = OmegaConf.to_container(cfg, resolve=True)  # type: ignore[assignment]
-            record.replicate_keys = seed_dependent_keys(cfg)
-            record.write(output_dir / RESULTS_FILENAME)
-            body(cfg, record, output_dir)
-            record.status = COMPLETED
-        except BaseException as exc:
-            record.status = _status_of(exc, signals, output_dir)
-        finally:
-            record.total_time_s = time.perf_counter() - start
-            record.write(output_dir / RESULTS_FILENAME)
-    return record
 
 
 def describe_model(record: RunRecord, recipe: FullBatchRecipe) -> None:
@@ -80,7 +49,7 @@ def igb(cfg: DictConfig) -> RunRecord:
     the selection fit's test accuracy (the number without retraining). ``best_epoch`` is the selected
     number of epochs, ``epochs_trained`` the retraining's."""
 
-    def body(cfg: DictConfig, record: RunRecord, output_dir: Path) -> None:
+    def body(cfg: DictConfig, record: RunRecord, output_dir: Path, loggers: list[Any]) -> None:
         datamodule = node_datamodule(cfg)
         recipe = FullBatchRecipe.from_config(cfg, datamodule.info)
         describe_model(record, recipe)
@@ -95,7 +64,7 @@ def igb(cfg: DictConfig) -> RunRecord:
         }
         log.info("igb: selected %d epochs (val %.4f); retrained test accuracy %.4f", selection.epochs, selection.val, final.test)
 
-    return run_recorded(cfg, body)
+    return recorded_run(cfg, body)
 
 
 def iid_eval(
@@ -121,7 +90,7 @@ def iid_eval(
     ``mean_node_kl``, ``mean_edge_kl``, ``acceptance_rate``; ``best_epoch``: the median selected
     epoch. ``iid_eval.csv`` holds one row per subgraph."""
 
-    def body(cfg: DictConfig, record: RunRecord, output_dir: Path) -> None:
+    def body(cfg: DictConfig, record: RunRecord, output_dir: Path, loggers: list[Any]) -> None:
         datamodule = node_datamodule(cfg)
         info = datamodule.info
         recipe = FullBatchRecipe.from_config(cfg, info)
@@ -188,7 +157,7 @@ def iid_eval(
             len(rows),
         )
 
-    return run_recorded(cfg, body)
+    return recorded_run(cfg, body)
 
 
 def _write_rows(path: Path, rows: list[dict[str, float | int]]) -> None:

@@ -19,13 +19,15 @@ from __future__ import annotations
 import csv
 import logging
 from pathlib import Path
+from typing import Any
 
 import torch
 from omegaconf import DictConfig
 
 from graphbench.analysis.igb.fit import FullBatchRecipe, fit
-from graphbench.analysis.igb.tasks import describe_model, run_recorded
+from graphbench.analysis.igb.tasks import describe_model
 from graphbench.analysis.subset_training import node_datamodule
+from graphbench.analysis.task_frame import recorded_run
 from graphbench.errors import ConfigError
 from graphbench.record import RunRecord
 
@@ -47,7 +49,7 @@ def validutil(cfg: DictConfig, *, num_val_nodes: int = 20, iterations: int = 100
     (initial: ``validutil/initial_pseudo_label_accuracy``): the share of the tuned nodes whose
     pseudo-label is their true label. ``validutil.csv``: one row per tuned node."""
 
-    def body(cfg: DictConfig, record: RunRecord, output_dir: Path) -> None:
+    def body(cfg: DictConfig, record: RunRecord, output_dir: Path, loggers: list[Any]) -> None:
         datamodule = node_datamodule(cfg)
         recipe = FullBatchRecipe.from_config(cfg, datamodule.info)
         describe_model(record, recipe)
@@ -113,4 +115,4 @@ def validutil(cfg: DictConfig, *, num_val_nodes: int = 20, iterations: int = 100
             writer.writerows(rows)
         log.info("validutil: test accuracy %.4f -> %.4f (inflation %+.4f)", baseline.test, tuned.test, tuned.test - baseline.test)
 
-    return run_recorded(cfg, body)
+    return recorded_run(cfg, body)
