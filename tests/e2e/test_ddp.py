@@ -17,6 +17,7 @@ from graphbench.callbacks.predictions import TestPredictions
 from graphbench.train import build_datamodule, build_task_module, network_builder
 from tests.conftest import FAST_CYCLES
 from tests.e2e.test_cli import run_cli
+from tests.paths import SHARED_DATA
 
 pytestmark = pytest.mark.slow
 
@@ -58,6 +59,36 @@ def test_two_process_ddp_on_cycles_equals_single_process_evaluation(
     np.testing.assert_array_equal(saved["index"], expected["index"].numpy())
     np.testing.assert_array_equal(saved["y_true"], expected["y_true"].numpy())
     np.testing.assert_allclose(saved["y_pred"], expected["y_pred"].numpy(), rtol=1e-5, atol=1e-6)
+
+
+@pytest.mark.parametrize("evaluation", ["full", "sampled"])
+def test_two_process_ddp_on_cora_with_neighbor_sampling_equals_single_process_evaluation(
+    evaluation: str, tmp_path: Path, compose_cfg: Callable[..., DictConfig]
+) -> None:
+    """Each rank trains on its part of the seed nodes and tests its share of Cora's 1,000 test nodes
+    (full-graph or neighbor-sampled inference); the shares add up to the single-process evaluation."""
+    if not (SHARED_DATA / "Planetoid").is_dir():
+        pytest.skip(f"real data root with Planetoid/ not found at {SHARED_DATA} (set GRAPHBENCH_SHARED_DATA)")
+    overrides = ["dataset=cora", "sampler=neighbor", f"paths.data_dir={SHARED_DATA}", "trainer.max_epochs=2"]
+    if evaluation == "sampled":
+        # a node's prediction depends on the other seeds of its batch (they change the subgraph's
+        # degrees), so the batches must be the same on both sides: every neighbour (-1), and 500 seeds
+        # per batch, which makes each rank's share of the 1,000 test nodes one of the single process's batches
+        overrides += ["sampler.eval=sampled", "sampler.eval_num_neighbors=[-1,-1]", "sampler.eval_batch_size=500"]
+    run_dir = tmp_path / "run"
+    result = run_cli(["trainer=ddp_cpu", "trainer.devices=2", *overrides, f"hydra.run.dir={run_dir}"], tmp_path)
+    assert result.returncode == 0, result.stderr[-3000:]
+    record = json.loads((run_dir / "results.json").read_text())
+    assert record["status"] == "completed"
+
+    cfg = compose_cfg(overrides, run_dir=tmp_path / "eval")
+    metrics, expected = single_process_test(cfg, run_dir / "checkpoints" / "best.ckpt")
+    assert record["metrics"]["test/accuracy"] == pytest.approx(metrics["test/accuracy"], abs=1e-6)
+    saved = np.load(run_dir / "predictions.npz")
+    assert len(np.unique(saved["index"])) == 1000  # every test node once, none repeated
+    np.testing.assert_array_equal(saved["index"], expected["index"].numpy())
+    np.testing.assert_array_equal(saved["y_true"], expected["y_true"].numpy())
+    np.testing.assert_allclose(saved["y_pred"], expected["y_pred"].numpy(), rtol=1e-5, atol=1e-5)
 
 
 def test_full_batch_node_level_refuses_two_devices(tmp_path: Path) -> None:

@@ -6,6 +6,7 @@ import pytest
 import torch
 from torch_geometric.data import Data
 
+from graphbench.data.samplers.base import SamplerContext, no_cache
 from graphbench.data.samplers.neighbor import (
     TorchNeighborSampler,
     choose_neighbors,
@@ -107,14 +108,15 @@ def test_choose_neighbors_is_a_uniform_subset() -> None:
 
 def test_loader_batches_seeds_first_with_seed_masks_and_is_deterministic() -> None:
     graph = random_graph()
+    train_nodes = graph.train_mask.nonzero().view(-1)
 
     def epoch(seed: int) -> list[tuple[list[int], list[list[int]]]]:
         torch.manual_seed(seed)
-        loader = node_neighbor_loader(graph, "train", [3, 2], batch_size=6, shuffle=True, num_workers=0)
+        loader = node_neighbor_loader(graph, "train", train_nodes, [3, 2], 6, SamplerContext(0, no_cache), shuffle=True)
         return [(batch.n_id.tolist(), batch.edge_index.tolist()) for batch in loader]
 
     torch.manual_seed(0)
-    loader = node_neighbor_loader(graph, "train", [3, 2], batch_size=6, shuffle=True, num_workers=0)
+    loader = node_neighbor_loader(graph, "train", train_nodes, [3, 2], 6, SamplerContext(0, no_cache), shuffle=True)
     seeds = []
     for batch in loader:
         size = batch.batch_size

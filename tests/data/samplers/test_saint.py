@@ -39,10 +39,11 @@ def test_induced_edges_are_exactly_the_edges_among_the_nodes() -> None:
     assert torch.equal(csc.row[position], nodes[source]) and torch.equal(csc.col[position], nodes[target])
 
 
+# 20,000 pre-sampled subgraphs: the estimated normalization is then within about 1% of the exact one
 SAMPLERS = {
-    "node": lambda: SaintNode(budget=3, presample_steps=500),
-    "edge": lambda: SaintEdge(budget=2, presample_steps=500),
-    "rw": lambda: SaintRandomWalk(budget=1, walk_length=2, presample_steps=500),
+    "node": lambda: SaintNode(budget=3, presample_steps=20_000),
+    "edge": lambda: SaintEdge(budget=2, presample_steps=20_000),
+    "rw": lambda: SaintRandomWalk(budget=1, walk_length=2, presample_steps=20_000),
 }
 
 
@@ -61,7 +62,8 @@ def test_normalized_aggregation_and_loss_are_unbiased(kind: str, one_thread: Non
     :math:`\sum_{u \in N_s(v)} x_u / (\deg(v)\, \alpha_{u,v})` is the full-graph mean aggregation of
     :math:`v`; and the mean of :math:`\sum_{v \in V_s \cap V_{train}} w_v L_v` is the mean of
     :math:`L_v` over the training nodes. The Monte-Carlo samples are independent of the pre-sampled
-    ones (another seed); without the normalization the aggregation is off by 45-80% of the largest value."""
+    ones (other seeds); with 2,000 samples the means are within 7% (aggregation) and 3% (loss) here, and
+    without the normalization the aggregation is off by 47-78% of the largest value."""
     graph = small_graph()
     sampler: GraphSAINT = SAMPLERS[kind]()
     loader = sampler.train_loader(graph, SamplerContext(0, no_cache))
@@ -69,10 +71,9 @@ def test_normalized_aggregation_and_loss_are_unbiased(kind: str, one_thread: Non
     degree = CSCGraph.of(graph).in_degree.float()
     full = torch.zeros(7).index_add_(0, graph.edge_index[1], graph.x[graph.edge_index[0], 0]) / degree
     loss = torch.arange(1.0, 8.0)  # any per-node loss
-    total, plain, times, loss_sum, samples = torch.zeros(7), torch.zeros(7), torch.zeros(7), 0.0, 500
-    torch.manual_seed(1)  # presampling drew from seed 0
+    total, plain, times, loss_sum, samples = torch.zeros(7), torch.zeros(7), torch.zeros(7), 0.0, 2000
     for step in range(samples):
-        batch = batches(step)
+        batch = batches(1000 + step)  # other seeds than presampling's (presample_seed=0)
         source, target = batch.edge_index
         message = batch.x[source, 0] / degree[batch.n_id[target]]
         total.index_add_(0, batch.n_id, torch.zeros(batch.num_nodes).index_add_(0, target, message * batch.edge_weight))
@@ -81,9 +82,9 @@ def test_normalized_aggregation_and_loss_are_unbiased(kind: str, one_thread: Non
         loss_sum += float((batch.loss_weight * loss[batch.n_id])[batch.train_mask].sum())
     assert (times > 0).all()
     scale = float(full.abs().max())
-    assert float((total / times - full).abs().max()) < 0.2 * scale
+    assert float((total / times - full).abs().max()) < 0.15 * scale
     assert float((plain / times - full).abs().max()) > 0.4 * scale  # what the test would see without alpha
-    assert loss_sum / samples == pytest.approx(float(loss[graph.train_mask].mean()), rel=0.15)
+    assert loss_sum / samples == pytest.approx(float(loss[graph.train_mask].mean()), rel=0.06)
 
 
 def test_same_seed_same_subgraphs() -> None:

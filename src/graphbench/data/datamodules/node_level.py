@@ -3,6 +3,7 @@ whose nodes are all labelled and which are split by graph (inductive)."""
 
 from __future__ import annotations
 
+import copy
 from collections.abc import Callable
 from typing import Any
 
@@ -176,7 +177,7 @@ class NodeLevelDataModule(GraphLevelDataModule):
         return labelled.index_select(self.splits[split])
 
     def check_devices(self, world_size: int) -> None:
-        if self.source.one_graph and world_size > 1:
+        if self.source.one_graph and self.sampler.is_full_batch and world_size > 1:
             raise ConfigError(
                 f"dataset '{self.name}' trains full-batch, which runs on one device: "
                 f"set trainer.devices=1, or pick a mini-batch sampler (sampler=neighbor|cluster_gcn|saint_node|saint_edge|saint_rw)"
@@ -188,15 +189,27 @@ class NodeLevelDataModule(GraphLevelDataModule):
         if self.full_batch is None:
             self.setup()
         assert self.full_batch is not None and self.graph is not None
-        sampled = self.sampler.loader(self.graph, split, self.sampler_context())
-        return sampled if sampled is not None else full_batch_loader(self.full_batch)
+        context = self.sampler_context()
+        sampled = self.sampler.loader(self.graph, split, context)
+        if sampled is not None:
+            return sampled
+        if split == "train" or not context.distributed:
+            return full_batch_loader(self.full_batch)
+        # full-graph evaluation in a data-parallel run: every rank runs the whole graph and scores its
+        # own share of the split's nodes (the metrics add the shares up once per epoch)
+        batch = copy.copy(self.full_batch)
+        mask = torch.zeros_like(batch[f"{split}_mask"])
+        mask[context.eval_nodes(self.graph, split)] = True
+        batch[f"{split}_mask"] = mask
+        return full_batch_loader(batch)
 
     def sampler_context(self) -> SamplerContext:
-        """Loader workers, and the dataset's cache for what a sampler precomputes (METIS parts,
-        GraphSAINT's normalization)."""
+        """Loader workers, the dataset's cache for what a sampler precomputes (METIS parts,
+        GraphSAINT's normalization), and this process's shard of a data-parallel run."""
 
         def cache(name: str, params: tuple[Any, ...], build: Callable[[], Any]) -> Any:
             label = f"{self.name}: {self.sampler.name} {name}"
             return load_or_build(self._cache_path("sampler", name, *params), build, label)
 
-        return SamplerContext(self.num_workers, cache)
+        # every rank seeded the same global seed (seed_everything), so all draw the same permutation
+        return SamplerContext(self.num_workers, cache, self.shard, torch.initial_seed())

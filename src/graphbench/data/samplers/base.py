@@ -9,9 +9,11 @@ from typing import Any, ClassVar, TypeVar
 
 import torch
 from omegaconf import ListConfig
+from torch import Tensor
 from torch.utils.data import DataLoader
 from torch_geometric.data import Data
 
+from graphbench.data.store.sharding import Shard, eval_share, train_sampler
 from graphbench.errors import ConfigError
 
 T = TypeVar("T")
@@ -23,13 +25,40 @@ EVAL_MODES: tuple[str, ...] = ("full", "sampled")
 
 @dataclass(frozen=True)
 class SamplerContext:
-    """What a DataModule hands its sampler besides the graph: loader workers, and a cache for what a
+    """What a DataModule hands its sampler besides the graph: loader workers, a cache for what a
     sampler precomputes once per graph (METIS parts, GraphSAINT's normalization):
     ``cache(name, params, build)`` returns ``build()``, stored in the dataset's cache directory under a
-    key made of the dataset's own key, ``name`` and ``params``."""
+    key made of the dataset's own key, ``name`` and ``params``; and, in a data-parallel run, this
+    process's ``shard`` with the ``seed`` that every rank shares (so that all draw the same
+    permutation of the training seeds and each takes its own part of it)."""
 
     num_workers: int
     cache: Callable[[str, tuple[Any, ...], Callable[[], Any]], Any]
+    shard: Shard | None = None
+    seed: int = 0
+
+    @property
+    def distributed(self) -> bool:
+        return self.shard is not None and self.shard.distributed
+
+    def train_order(self, num_items: int) -> dict[str, Any]:
+        """The loader arguments that order ``num_items`` training items (seed nodes, METIS parts):
+        shuffled in one process; in a data-parallel run, this rank's part of a permutation shared by
+        all ranks, padded so that every rank takes the same number of steps
+        (:func:`graphbench.data.store.sharding.train_sampler`; Lightning calls its ``set_epoch``)."""
+        if not self.distributed:
+            return {"shuffle": True}
+        assert self.shard is not None
+        return {"shuffle": False, "sampler": train_sampler(num_items, self.shard, self.seed)}
+
+    def eval_nodes(self, graph: Data, split: str) -> Tensor:
+        """The nodes of ``split`` (``{split}_mask``) that this process evaluates: all of them in one
+        process, a contiguous unpadded share in a data-parallel run (every node in exactly one share)."""
+        nodes = graph[f"{split}_mask"].nonzero().view(-1)
+        if not self.distributed:
+            return nodes
+        assert self.shard is not None
+        return eval_share(nodes, self.shard)  # type: ignore[arg-type,return-value]  # a tensor slices like a sequence
 
 
 def no_cache(name: str, params: tuple[Any, ...], build: Callable[[], T]) -> T:
@@ -104,7 +133,7 @@ class Sampler:
 
         assert self.eval_num_neighbors is not None
         return node_neighbor_loader(
-            graph, split, self.eval_num_neighbors, self.eval_batch_size, shuffle=False, num_workers=context.num_workers
+            graph, split, context.eval_nodes(graph, split), self.eval_num_neighbors, self.eval_batch_size, context, shuffle=False
         )
 
     def loader(self, graph: Data, split: str, context: SamplerContext) -> DataLoader | None:

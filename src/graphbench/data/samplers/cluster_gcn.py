@@ -91,7 +91,7 @@ class ClusterGCN(Sampler):
         return ClusterLoader(
             self.cluster_data(graph, context),
             batch_size=self.parts_per_batch,
-            shuffle=True,
             num_workers=context.num_workers,
             persistent_workers=context.num_workers > 0,
+            **context.train_order(self.num_parts),  # in DDP, each rank draws from its own parts
         )

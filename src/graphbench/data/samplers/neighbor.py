@@ -156,20 +156,29 @@ class TorchNeighborSampler(NeighborSampler):
 
 
 def node_neighbor_loader(
-    graph: Data, split: str, num_neighbors: list[int], batch_size: int, shuffle: bool, num_workers: int, replace: bool = False
+    graph: Data,
+    split: str,
+    seeds: Tensor,
+    num_neighbors: list[int],
+    batch_size: int,
+    context: SamplerContext,
+    shuffle: bool,
+    replace: bool = False,
 ) -> NeighborLoader:
-    """Batches of ``batch_size`` seed nodes of ``split`` (``{split}_mask``) with their sampled
-    neighbourhoods; each batch's ``{split}_mask`` marks its seeds only (:class:`SeedMask`)."""
+    """Batches of ``batch_size`` of the ``seeds`` (nodes of ``split``) with their sampled
+    neighbourhoods; each batch's ``{split}_mask`` marks its seeds only (:class:`SeedMask`). Shuffled
+    training seeds are ordered by ``context.train_order`` (this rank's part in a data-parallel run)."""
+    order = context.train_order(seeds.numel()) if shuffle else {"shuffle": False}
     return NeighborLoader(
         graph,
         num_neighbors=num_neighbors,
-        input_nodes=graph[f"{split}_mask"].nonzero().view(-1),
+        input_nodes=seeds,
         batch_size=batch_size,
-        shuffle=shuffle,
         neighbor_sampler=TorchNeighborSampler(graph, num_neighbors, replace=replace),
         transform=SeedMask(split),
-        num_workers=num_workers,
-        persistent_workers=num_workers > 0,
+        num_workers=context.num_workers,
+        persistent_workers=context.num_workers > 0,
+        **order,
     )
 
 
@@ -189,7 +198,8 @@ class NeighborSampling(Sampler):
         self.replace = bool(replace)
 
     def train_loader(self, graph: Data, context: SamplerContext) -> DataLoader:
-        return node_neighbor_loader(graph, "train", self.num_neighbors, self.batch_size, True, context.num_workers, self.replace)
+        seeds = graph.train_mask.nonzero().view(-1)
+        return node_neighbor_loader(graph, "train", seeds, self.num_neighbors, self.batch_size, context, True, self.replace)
 
     def link_train_loader(self, graph: Data, pairs: Tensor, context: SamplerContext) -> DataLoader:
         return LinkNeighborLoader(

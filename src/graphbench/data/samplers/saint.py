@@ -8,7 +8,7 @@ and :math:`C_{u,v}` those containing edge :math:`u \to v`. Then
   :math:`\sum_{u \in N_s(v)} \tilde A_{v,u} x_u / \alpha_{u,v}`, whose expectation given
   :math:`v \in V_s` is the full-graph aggregation :math:`\sum_{u \in N(v)} \tilde A_{v,u} x_u`
   (Prop. 3.1). Batches carry :math:`1 / \alpha_{u,v}` as ``edge_weight``; layers that take edge
-  weights (GCN) use it, the others ignore it (see :mod:`graphbench.data.samplers`).
+  weights (GCN, SAGE, GIN, ...) use it, the others ignore it (see :mod:`graphbench.data.samplers`).
 - **loss normalization** :math:`\lambda_v = C_v / N`, the estimated probability that :math:`v` is
   sampled: batches carry ``loss_weight`` :math:`= 1 / (\lambda_v |V_\text{train}|)`, so that
   :math:`\sum_{v \in V_s \cap V_\text{train}} L_v / (\lambda_v |V_\text{train}|)` is an unbiased
@@ -16,7 +16,9 @@ and :math:`C_{u,v}` those containing edge :math:`u \to v`. Then
 
 Counts of 0 (a node or edge no pre-sampled subgraph contained) are taken as 1. The graph is
 transductive: subgraphs are sampled from the whole graph and the loss counts its training nodes (as
-the OGB examples do for ogbn-products). Everything is vectorized per subgraph.
+the OGB examples do for ogbn-products). Everything is vectorized per subgraph. Each subgraph is drawn
+from its own seed (:class:`StepSeeds`), so the batches depend on the run's seed only, not on the
+number of loader workers, and the ranks of a data-parallel run draw different subgraphs.
 """
 
 from __future__ import annotations
@@ -29,12 +31,14 @@ from typing import Any
 import torch
 from torch import Tensor
 from torch.utils.data import DataLoader
+from torch.utils.data import Sampler as IndexSampler
 from torch_geometric.data import Data
 from torch_geometric.loader.utils import filter_data
 from torch_geometric.sampler.utils import to_csc
 
 from graphbench.data.samplers.base import Sampler, SamplerContext, positive_int
 from graphbench.data.samplers.neighbor import segment_arange, segment_ids
+from graphbench.data.store.sharding import Shard
 from graphbench.errors import ConfigError
 
 
@@ -143,17 +147,43 @@ class GraphSAINT(Sampler):
         loss_weight = (norm["steps"] / (node_count * num_train)).float()
         num_steps = self.num_steps or expected_steps(csc.num_nodes, norm["mean_nodes"])
         return DataLoader(
-            range(num_steps),
+            SeedAsItem(),
             batch_size=None,
+            sampler=StepSeeds(num_steps, context.shard),
             collate_fn=SaintBatches(self, graph, csc, norm["node_count"], norm["edge_count"], loss_weight),
             num_workers=context.num_workers,
             persistent_workers=context.num_workers > 0,
         )
 
 
+class StepSeeds(IndexSampler[int]):
+    """One seed per subgraph: when an epoch starts, ``num_steps`` seeds are drawn from the global RNG
+    (seeded by the run's seed), and in a data-parallel run of ``w`` processes rank ``r`` takes the seeds
+    at positions ``r, r + w, ...`` of ``ceil(num_steps / w) * w`` drawn, so that every rank takes the
+    same number of steps and no two draw the same subgraph."""
+
+    def __init__(self, num_steps: int, shard: Shard | None = None) -> None:
+        self.shard = shard if shard is not None else Shard(0, 1)
+        self.per_rank = math.ceil(num_steps / self.shard.world_size)
+
+    def __len__(self) -> int:
+        return self.per_rank
+
+    def __iter__(self):  # type: ignore[no-untyped-def]
+        seeds = torch.randint(2**62, (self.per_rank * self.shard.world_size,))
+        return iter(seeds[self.shard.rank :: self.shard.world_size].tolist())
+
+
+class SeedAsItem(torch.utils.data.Dataset[int]):
+    """The loader's dataset: the item of a seed is the seed (the collate function samples from it)."""
+
+    def __getitem__(self, seed: int) -> int:
+        return seed
+
+
 class SaintBatches:
-    """The loader's collate function: a step index -> one sampled subgraph with ``edge_weight``
-    (:math:`1/\\alpha_{u,v}`), ``loss_weight`` and ``n_id`` (the nodes' ids in the graph)."""
+    """The loader's collate function: a seed (:class:`StepSeeds`) -> one sampled subgraph with
+    ``edge_weight`` (:math:`1/\\alpha_{u,v}`), ``loss_weight`` and ``n_id`` (the nodes' ids in the graph)."""
 
     def __init__(
         self, sampler: GraphSAINT, graph: Data, csc: CSCGraph, node_count: Tensor, edge_count: Tensor, loss_weight: Tensor
@@ -161,8 +191,8 @@ class SaintBatches:
         self.sampler, self.graph, self.csc = sampler, graph, csc
         self.node_count, self.edge_count, self.loss_weight = node_count, edge_count, loss_weight
 
-    def __call__(self, step: int) -> Data:
-        nodes = self.sampler.sample_nodes(self.csc)
+    def __call__(self, seed: int) -> Data:
+        nodes = self.sampler.sample_nodes(self.csc, torch.Generator().manual_seed(seed))
         source, target, position = induced_edges(self.csc, nodes)
         data = filter_data(self.graph, nodes, source, target, position, self.csc.perm)
         aggregator = self.node_count[nodes[target]].double() / self.edge_count[position].clamp(min=1).double()
