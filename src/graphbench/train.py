@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import logging
 import sys
-import time
 import traceback
 from collections.abc import Callable
 from pathlib import Path
@@ -20,12 +19,11 @@ from typing import Any
 import lightning as L
 import torch
 from lightning.pytorch.callbacks import ModelCheckpoint
-from lightning.pytorch.utilities.exceptions import SIGTERMException
 from omegaconf import DictConfig, OmegaConf
 from torch import nn
 
 from graphbench.budget import solve_width
-from graphbench.callbacks.divergence import Diverged, DivergenceGuard
+from graphbench.callbacks.divergence import DivergenceGuard
 from graphbench.callbacks.history import EpochHistory
 from graphbench.callbacks.parameter_budget import ParameterBudget
 from graphbench.callbacks.predictions import TestPredictions
@@ -35,37 +33,29 @@ from graphbench.config_checks import check_config
 from graphbench.data.datamodules import GraphLevelDataModule
 from graphbench.data.datamodules.config import datamodule_arguments
 from graphbench.data.samplers.config import sampler_argument
-from graphbench.distributed import cluster_plugins, is_rank_zero, launch_context, processes_per_node
-from graphbench.errors import ConfigError, GraphbenchError
+from graphbench.distributed import cluster_plugins, launch_context, processes_per_node
+from graphbench.errors import ConfigError
 from graphbench.info import DatasetInfo
 from graphbench.instantiate import METADATA_KEYS, build
-from graphbench.loggers import ResumableCSVLogger, SafeWandbLogger
+from graphbench.loggers import ResumableCSVLogger
 from graphbench.modules.network import count_parameters
 from graphbench.modules.task_module import GraphTaskModule
-from graphbench.naming import seed_dependent_keys
 from graphbench.record import (
     COMPLETED,
-    INTERRUPTED,
-    PREEMPTED,
-    RESULTS_FILENAME,
     RUNNING,
     RunRecord,
-    diverged,
     exit_code,
     failed,
     flat_config,
 )
+from graphbench.run_frame import RunFrame, recorded_run, status_of
 from graphbench.signals import Preempted, SignalState, run_signals
 from graphbench.transforms.dataset_transform import dataset_transform
 
 log = logging.getLogger(__name__)
 
-#: where the traceback of an unexpected error goes (the console gets one line)
-ERROR_LOG: str = "error.log"
 #: the full training state at the end of the last completed epoch, under <run dir>/checkpoints/
 LAST_CHECKPOINT: str = "last.ckpt"
-#: ``resume``: ``never`` starts afresh; ``auto`` skips a completed run and resumes from ``last.ckpt``
-RESUME_MODES: tuple[str, ...] = ("never", "auto")
 
 
 def build_datamodule(cfg: DictConfig) -> GraphLevelDataModule:
@@ -126,42 +116,19 @@ def show_progress_bar(setting: Any) -> bool:
 
 
 def train(cfg: DictConfig) -> RunRecord:
-    """Run one experiment; returns its record, which is also in ``<paths.output_dir>/results.json``."""
-    output_dir = Path(cfg.paths.output_dir)
-    try:
-        output_dir.mkdir(parents=True, exist_ok=True)
-    except OSError as exc:
-        raise ConfigError(
-            f"cannot create the run directory {output_dir} ({exc.strerror}); choose another with hydra.run.dir=<dir>"
-        ) from None
-    results_path = output_dir / RESULTS_FILENAME
-    resume = str(cfg.get("resume") or "never")
-    if resume not in RESUME_MODES:
-        raise ConfigError(f"resume={resume!r} is not one of {list(RESUME_MODES)}")
-    previous = _completed_record(results_path) if resume == "auto" else None
-    if previous is not None:
-        log.info("skipped: %s already holds a completed run (resume=auto)", output_dir)
-        return previous
-    if not is_rank_zero():  # a DDP rank started by a scheduler (SLURM, torchrun): rank 0 writes the run's files
-        code = train_worker(cfg, resume=resume == "auto")
-        return RunRecord(status=COMPLETED if code == 0 else failed(f"exit code {code}"), config={}, run_dir=str(output_dir))
-    record = RunRecord(status=RUNNING, config={}, run_dir=str(output_dir))
-    loggers: list[Any] = []
-    start = time.perf_counter()
-    with run_signals() as signals:
-        try:
-            record.config = OmegaConf.to_container(cfg, resolve=True)  # type: ignore[assignment]
-            record.replicate_keys = seed_dependent_keys(cfg)
-            record.write(results_path)
-            _fit_and_test(cfg, record, output_dir, signals, loggers, resume=resume == "auto", writer=True)
-            record.status = COMPLETED
-        except BaseException as exc:
-            record.status = _status_of(exc, signals, output_dir)
-        finally:
-            record.total_time_s = time.perf_counter() - start
-            record.write(results_path)
-            _finish_loggers(loggers, record)
-    return record
+    """Run one experiment; returns its record, which is also in ``<paths.output_dir>/results.json``.
+    A DDP rank started by a scheduler (SLURM, torchrun) that is not rank 0 runs :func:`train_worker`."""
+
+    def body(cfg: DictConfig, record: RunRecord, frame: RunFrame) -> None:
+        _fit_and_test(cfg, record, frame.output_dir, frame.signals, frame.loggers, resume=frame.resume, writer=True)
+
+    def other_rank(cfg: DictConfig, resume: bool) -> RunRecord:
+        code = train_worker(cfg, resume=resume)
+        return RunRecord(
+            status=COMPLETED if code == 0 else failed(f"exit code {code}"), config={}, run_dir=str(cfg.paths.output_dir)
+        )
+
+    return recorded_run(cfg, body, other_rank)
 
 
 def train_worker(cfg: DictConfig, resume: bool) -> int:
@@ -174,36 +141,8 @@ def train_worker(cfg: DictConfig, resume: bool) -> int:
             _fit_and_test(cfg, record, output_dir, signals, [], resume=resume, writer=False)
         except BaseException as exc:
             traceback.print_exception(exc)
-            return exit_code(_status_of(exc, signals, None))
+            return exit_code(status_of(exc, signals, None))
     return 0
-
-
-def _completed_record(results_path: Path) -> RunRecord | None:
-    try:
-        record = RunRecord.read(results_path)
-    except (OSError, ValueError, TypeError):
-        return None
-    return record if record.completed else None
-
-
-def _status_of(exc: BaseException, signals: SignalState, output_dir: Path | None) -> str:
-    """The status of a run that ended with ``exc``; unexpected errors leave their traceback in
-    ``error.log`` beside ``results.json`` (in ``output_dir``, when given)."""
-    if isinstance(exc, Diverged):
-        return diverged(exc.epoch)
-    if isinstance(exc, KeyboardInterrupt):
-        return INTERRUPTED
-    if isinstance(exc, (Preempted, SIGTERMException)):
-        return PREEMPTED
-    if isinstance(exc, SystemExit) and signals.received is not None:
-        # Lightning turns Ctrl-C inside its loops into SystemExit(1) after a graceful shutdown
-        return INTERRUPTED if signals.received == 2 else PREEMPTED
-    if isinstance(exc, GraphbenchError):
-        return failed(str(exc))
-    if output_dir is None:
-        return failed(f"{type(exc).__name__}: {exc}")
-    (output_dir / ERROR_LOG).write_text("".join(traceback.format_exception(exc)))
-    return failed(f"{type(exc).__name__}: {exc} (traceback in {output_dir / ERROR_LOG})")
 
 
 def _fit_and_test(
@@ -327,11 +266,3 @@ def _raise_if_stopped(trainer: L.Trainer) -> None:
         raise Preempted("SIGTERM received during training")
     if trainer.interrupted:
         raise KeyboardInterrupt
-
-
-def _finish_loggers(loggers: list[Any], record: RunRecord) -> None:
-    for lg in loggers:
-        if isinstance(lg, SafeWandbLogger):
-            summary = {k: v for k, v in record.to_dict().items() if k != "config"}
-            lg.log_summary({**summary.pop("metrics", {}), **summary})
-            lg.finish(exit_code=exit_code(record.status))

@@ -50,13 +50,13 @@ from torch_geometric.utils import degree, to_undirected
 
 from graphbench.analysis.label_disagreement import label_disagreement
 from graphbench.analysis.subset_training import CHECKPOINTS, node_datamodule, train_on_nodes
-from graphbench.analysis.task_frame import recorded_run
 from graphbench.data.splits import random_split_masks, stratified_split_masks
 from graphbench.errors import ConfigError
 from graphbench.instantiate import build
 from graphbench.loggers import SafeWandbLogger
 from graphbench.modules.network import count_parameters
 from graphbench.record import RunRecord, flat_config
+from graphbench.run_frame import RunFrame, recorded_run
 from graphbench.train import network_builder, network_width
 
 log = logging.getLogger(__name__)
@@ -204,8 +204,8 @@ def run_memorization(
         bool(plots),
     )
 
-    def body(cfg: DictConfig, record: RunRecord, output_dir: Path, loggers: list[Any]) -> None:
-        _memorization(cfg, record, output_dir, loggers, protocol)
+    def body(cfg: DictConfig, record: RunRecord, frame: RunFrame) -> None:
+        _memorization(cfg, record, frame.output_dir, frame.loggers, protocol)
 
     return recorded_run(cfg, body)
 

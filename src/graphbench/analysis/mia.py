@@ -51,12 +51,12 @@ from torch_geometric.utils import degree, index_to_mask, to_undirected
 from torchmetrics.functional.classification import binary_auroc, binary_roc
 
 from graphbench.analysis.subset_training import node_datamodule, train_on_nodes
-from graphbench.analysis.task_frame import recorded_run
 from graphbench.errors import ConfigError
 from graphbench.info import SPLITS
 from graphbench.instantiate import build
 from graphbench.modules.network import count_parameters
 from graphbench.record import RunRecord, flat_config
+from graphbench.run_frame import RunFrame, recorded_run
 from graphbench.train import network_builder, network_width
 
 log = logging.getLogger(__name__)
@@ -248,8 +248,8 @@ def mia(cfg: DictConfig, *, num_shadows: int = 16, global_variance: bool = False
     and ``mia_confidences.pt`` (pool nodes, membership, confidences). Like :func:`graphbench.train.train`
     it never raises for a run that went wrong: the record's ``status`` says what happened."""
 
-    def body(cfg: DictConfig, record: RunRecord, output_dir: Path, loggers: list[Any]) -> None:
-        _attack(cfg, record, output_dir, loggers, num_shadows, global_variance, checkpoint)
+    def body(cfg: DictConfig, record: RunRecord, frame: RunFrame) -> None:
+        _attack(cfg, record, frame.output_dir, frame.loggers, num_shadows, global_variance, checkpoint)
 
     return recorded_run(cfg, body)
 

@@ -17,7 +17,6 @@ import csv
 import logging
 import statistics
 from pathlib import Path
-from typing import Any
 
 from omegaconf import DictConfig
 
@@ -25,9 +24,9 @@ from graphbench.analysis.igb.fit import FitResult, FullBatchRecipe, fit, igb_fit
 from graphbench.analysis.igb.sampler import overlap_and_coverage, sample_subgraphs, subgraph_data
 from graphbench.analysis.igb.walk import UndirectedGraph
 from graphbench.analysis.subset_training import node_datamodule
-from graphbench.analysis.task_frame import recorded_run
 from graphbench.modules.network import count_parameters
 from graphbench.record import RunRecord
+from graphbench.run_frame import RunFrame, recorded_run
 
 log = logging.getLogger(__name__)
 
@@ -49,7 +48,7 @@ def igb(cfg: DictConfig) -> RunRecord:
     the selection fit's test accuracy (the number without retraining). ``best_epoch`` is the selected
     number of epochs, ``epochs_trained`` the retraining's."""
 
-    def body(cfg: DictConfig, record: RunRecord, output_dir: Path, loggers: list[Any]) -> None:
+    def body(cfg: DictConfig, record: RunRecord, frame: RunFrame) -> None:
         datamodule = node_datamodule(cfg)
         recipe = FullBatchRecipe.from_config(cfg, datamodule.info)
         describe_model(record, recipe)
@@ -90,7 +89,8 @@ def iid_eval(
     ``mean_node_kl``, ``mean_edge_kl``, ``acceptance_rate``; ``best_epoch``: the median selected
     epoch. ``iid_eval.csv`` holds one row per subgraph."""
 
-    def body(cfg: DictConfig, record: RunRecord, output_dir: Path, loggers: list[Any]) -> None:
+    def body(cfg: DictConfig, record: RunRecord, frame: RunFrame) -> None:
+        output_dir = frame.output_dir
         datamodule = node_datamodule(cfg)
         info = datamodule.info
         recipe = FullBatchRecipe.from_config(cfg, info)

@@ -18,8 +18,6 @@ from __future__ import annotations
 
 import csv
 import logging
-from pathlib import Path
-from typing import Any
 
 import torch
 from omegaconf import DictConfig
@@ -27,9 +25,9 @@ from omegaconf import DictConfig
 from graphbench.analysis.igb.fit import FullBatchRecipe, fit
 from graphbench.analysis.igb.tasks import describe_model
 from graphbench.analysis.subset_training import node_datamodule
-from graphbench.analysis.task_frame import recorded_run
 from graphbench.errors import ConfigError
 from graphbench.record import RunRecord
+from graphbench.run_frame import RunFrame, recorded_run
 
 log = logging.getLogger(__name__)
 
@@ -49,7 +47,8 @@ def validutil(cfg: DictConfig, *, num_val_nodes: int = 20, iterations: int = 100
     (initial: ``validutil/initial_pseudo_label_accuracy``): the share of the tuned nodes whose
     pseudo-label is their true label. ``validutil.csv``: one row per tuned node."""
 
-    def body(cfg: DictConfig, record: RunRecord, output_dir: Path, loggers: list[Any]) -> None:
+    def body(cfg: DictConfig, record: RunRecord, frame: RunFrame) -> None:
+        output_dir = frame.output_dir
         datamodule = node_datamodule(cfg)
         recipe = FullBatchRecipe.from_config(cfg, datamodule.info)
         describe_model(record, recipe)

@@ -1,0 +1,145 @@
+"""The frame of every run, training or analysis task: the run directory, ``resume=auto``'s skip of a
+completed run, a truthful ``status`` in ``results.json`` on every exit path (``running`` while it
+works, then ``completed``, ``failed: ...``, ``diverged at epoch N``, ``interrupted`` or
+``preempted``), and the loggers finished with that status."""
+
+from __future__ import annotations
+
+import logging
+import time
+import traceback
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from lightning.pytorch.utilities.exceptions import SIGTERMException
+from omegaconf import DictConfig, OmegaConf
+
+from graphbench.callbacks.divergence import Diverged
+from graphbench.distributed import is_rank_zero
+from graphbench.errors import ConfigError, GraphbenchError
+from graphbench.loggers import SafeWandbLogger
+from graphbench.naming import seed_dependent_keys
+from graphbench.record import (
+    COMPLETED,
+    INTERRUPTED,
+    PREEMPTED,
+    RESULTS_FILENAME,
+    RUNNING,
+    RunRecord,
+    diverged,
+    exit_code,
+    failed,
+)
+from graphbench.signals import Preempted, SignalState, run_signals
+
+log = logging.getLogger(__name__)
+
+#: the file beside ``results.json`` that holds the traceback of an unexpected error
+ERROR_LOG: str = "error.log"
+#: ``resume``: ``auto`` skips a completed run and continues an interrupted one from its last checkpoint
+RESUME_MODES: tuple[str, ...] = ("never", "auto")
+
+
+@dataclass
+class RunFrame:
+    """What a run's body gets from its frame: the run directory, the signal state (for
+    ``signals.lightning_loop()`` around Lightning's loops), whether to resume from the last checkpoint,
+    and the list to which it appends the loggers it opens (the frame finishes them with the status)."""
+
+    output_dir: Path
+    signals: SignalState
+    resume: bool
+    loggers: list[Any] = field(default_factory=list)
+
+
+#: ``body(cfg, record, frame)``: does the run's work and fills ``record``; any exception it raises
+#: becomes the run's status
+RunBody = Callable[[DictConfig, RunRecord, RunFrame], None]
+#: ``other_rank(cfg, resume)``: what a DDP rank other than 0 runs instead (it writes no file)
+OtherRank = Callable[[DictConfig, bool], RunRecord]
+
+
+def resume_mode(cfg: DictConfig) -> str:
+    resume = str(cfg.get("resume") or "never")
+    if resume not in RESUME_MODES:
+        raise ConfigError(f"resume={resume!r} is not one of {list(RESUME_MODES)}")
+    return resume
+
+
+def recorded_run(cfg: DictConfig, body: RunBody, other_rank: OtherRank | None = None) -> RunRecord:
+    """Run ``body`` in ``paths.output_dir`` and return its record, also in ``results.json`` there.
+    With ``resume=auto`` a directory holding a completed run is skipped. ``other_rank``, when given,
+    runs instead of the frame in a process that is not rank 0 (``is_rank_zero``)."""
+    output_dir = Path(cfg.paths.output_dir)
+    try:
+        output_dir.mkdir(parents=True, exist_ok=True)
+    except OSError as exc:
+        raise ConfigError(
+            f"cannot create the run directory {output_dir} ({exc.strerror}); choose another with hydra.run.dir=<dir>"
+        ) from None
+    results_path = output_dir / RESULTS_FILENAME
+    resume = resume_mode(cfg) == "auto"
+    previous = completed_record(results_path) if resume else None
+    if previous is not None:
+        log.info("skipped: %s already holds a completed run (resume=auto)", output_dir)
+        return previous
+    if other_rank is not None and not is_rank_zero():
+        return other_rank(cfg, resume)
+    record = RunRecord(status=RUNNING, config={}, run_dir=str(output_dir))
+    start = time.perf_counter()
+    with run_signals() as signals:
+        frame = RunFrame(output_dir, signals, resume)
+        try:
+            record.config = OmegaConf.to_container(cfg, resolve=True)  # type: ignore[assignment]
+            record.replicate_keys = seed_dependent_keys(cfg)
+            record.write(results_path)
+            body(cfg, record, frame)
+            record.status = COMPLETED
+        except BaseException as exc:
+            record.status = status_of(exc, signals, output_dir)
+        finally:
+            record.total_time_s = time.perf_counter() - start
+            record.write(results_path)
+            finish_loggers(frame.loggers, record)
+    return record
+
+
+def completed_record(results_path: Path) -> RunRecord | None:
+    """The record in ``results_path`` when it holds a completed run; ``None`` otherwise (also when
+    the file is missing or unreadable)."""
+    try:
+        record = RunRecord.read(results_path)
+    except (OSError, ValueError, TypeError):
+        return None
+    return record if record.completed else None
+
+
+def status_of(exc: BaseException, signals: SignalState, output_dir: Path | None) -> str:
+    """The status of a run that ended with ``exc``; unexpected errors leave their traceback in
+    ``error.log`` beside ``results.json`` (in ``output_dir``, when given)."""
+    if isinstance(exc, Diverged):
+        return diverged(exc.epoch)
+    if isinstance(exc, KeyboardInterrupt):
+        return INTERRUPTED
+    if isinstance(exc, (Preempted, SIGTERMException)):
+        return PREEMPTED
+    if isinstance(exc, SystemExit) and signals.received is not None:
+        # Lightning turns Ctrl-C inside its loops into SystemExit(1) after a graceful shutdown
+        return INTERRUPTED if signals.received == 2 else PREEMPTED
+    if isinstance(exc, GraphbenchError):
+        return failed(str(exc))
+    if output_dir is None:
+        return failed(f"{type(exc).__name__}: {exc}")
+    (output_dir / ERROR_LOG).write_text("".join(traceback.format_exception(exc)))
+    return failed(f"{type(exc).__name__}: {exc} (traceback in {output_dir / ERROR_LOG})")
+
+
+def finish_loggers(loggers: list[Any], record: RunRecord) -> None:
+    """Give the W&B loggers the run's summary and finish them with its exit code."""
+    for lg in loggers:
+        if isinstance(lg, SafeWandbLogger):
+            summary = {k: v for k, v in record.to_dict().items() if k != "config"}
+            lg.log_summary({**summary.pop("metrics", {}), **summary})
+            lg.finish(exit_code=exit_code(record.status))
