@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+from collections.abc import Callable
 from pathlib import Path
 
 import numpy as np
@@ -46,36 +47,27 @@ def write_reddit(root: Path) -> np.ndarray:
     return x
 
 
-def test_flickr_reads_graphsaints_layout_like_torch_geometric(tmp_path: Path) -> None:
-    from torch_geometric.datasets import Flickr as PyGFlickr
+@pytest.mark.parametrize(
+    ("name", "write", "labels", "num_classes"),
+    [("flickr", write_flickr, [2, 0, 1, 1, 0], 3), ("reddit", write_reddit, [4, 1, 1, 0, 3], 5)],
+)
+def test_reads_the_official_layout_like_torch_geometric(
+    name: str, write: Callable[[Path], np.ndarray], labels: list[int], num_classes: int, tmp_path: Path
+) -> None:
+    """Flickr: GraphSAINT's layout (role.json splits); Reddit: PyG's/DGL's (node_types 1/2/3)."""
+    from torch_geometric import datasets
 
-    x = write_flickr(tmp_path)
-    dm = one_graph_datamodule(Flickr(), "flickr", "official", tmp_path, tmp_path)
+    x = write(tmp_path)
+    source, reference = {"flickr": (Flickr(), datasets.Flickr), "reddit": (Reddit(), datasets.Reddit)}[name]
+    dm = one_graph_datamodule(source, name, "official", tmp_path, tmp_path)
     dm.setup()
     graph = dm.graph
     assert graph is not None
     assert graph.edge_index.tolist() == [[0, 0, 1, 1, 2, 2, 3, 4], [1, 2, 0, 2, 0, 1, 4, 3]]
-    assert torch.equal(graph.x, torch.from_numpy(x)) and graph.y.tolist() == [2, 0, 1, 1, 0]
+    assert torch.equal(graph.x, torch.from_numpy(x)) and graph.y.tolist() == labels
     assert [graph[f"{s}_mask"].nonzero().view(-1).tolist() for s in ("train", "val", "test")] == [[0, 1], [2], [3, 4]]
-    assert (dm.info.num_outputs, dm.info.node_features.dim) == (3, 2)
-    ref = PyGFlickr(str(tmp_path / "Flickr"))[0]
-    for key in ("x", "edge_index", "y", "train_mask", "val_mask", "test_mask"):
-        assert torch.equal(graph[key], ref[key]), key
-
-
-def test_reddit_reads_pygs_layout_like_torch_geometric(tmp_path: Path) -> None:
-    from torch_geometric.datasets import Reddit as PyGReddit
-
-    x = write_reddit(tmp_path)
-    dm = one_graph_datamodule(Reddit(), "reddit", "official", tmp_path, tmp_path)
-    dm.setup()
-    graph = dm.graph
-    assert graph is not None
-    assert graph.edge_index.tolist() == [[0, 0, 1, 1, 2, 2, 3, 4], [1, 2, 0, 2, 0, 1, 4, 3]]
-    assert torch.equal(graph.x, torch.from_numpy(x)) and graph.y.tolist() == [4, 1, 1, 0, 3]
-    assert [graph[f"{s}_mask"].nonzero().view(-1).tolist() for s in ("train", "val", "test")] == [[0, 1], [2], [3, 4]]
-    assert dm.info.num_outputs == 5
-    ref = PyGReddit(str(tmp_path / "Reddit"))[0]
+    assert (dm.info.num_outputs, dm.info.node_features.dim) == (num_classes, x.shape[1])
+    ref = reference(str(tmp_path / name.capitalize()))[0]
     for key in ("x", "edge_index", "y", "train_mask", "val_mask", "test_mask"):
         assert torch.equal(graph[key], ref[key]), key
 
