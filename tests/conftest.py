@@ -12,6 +12,7 @@ from hydra import compose, initialize_config_dir
 from hydra.core.global_hydra import GlobalHydra
 from omegaconf import DictConfig, open_dict
 
+import graphbench  # noqa: F401  registers graphbench's config resolvers (paths.data_dir's default), as run.py does
 from tests.paths import CONF, SHARED_DATA
 
 os.environ.setdefault("WANDB_MODE", "offline")

@@ -1,0 +1,38 @@
+"""graphbench's OmegaConf resolvers, registered when :mod:`graphbench` is imported (run.py, the report,
+the analysis CLI and the tests import it before they compose a config).
+
+``${gb.first_existing_dir:a,b,...}``: the first of the given directories that exists, else the first
+one. ``conf/paths/default.yaml`` builds the raw-data root from it::
+
+    data_dir: ${oc.env:GRAPHBENCH_DATA,${gb.first_existing_dir:./data,../shared/data}}
+
+so ``paths.data_dir`` is ``$GRAPHBENCH_DATA`` if set, else ``./data`` if it exists, else
+``../shared/data`` (the read-only data folder beside a checkout) if it exists, else ``./data`` (which
+the missing-files message then names). Relative paths are taken from the working directory at
+resolution time (Hydra does not change it: ``hydra.job.chdir=false``) and returned as given.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from omegaconf import OmegaConf
+
+FIRST_EXISTING_DIR = "gb.first_existing_dir"
+
+
+def first_existing_dir(*candidates: str) -> str:
+    """The first candidate that is an existing directory, else the first candidate."""
+    if not candidates:
+        raise ValueError(f"${{{FIRST_EXISTING_DIR}:...}} needs at least one directory")
+    for candidate in candidates:
+        if Path(str(candidate)).expanduser().is_dir():
+            return str(candidate)
+    return str(candidates[0])
+
+
+def register_resolvers() -> None:
+    """Register graphbench's resolvers once per process (importing graphbench calls this)."""
+    if not OmegaConf.has_resolver(FIRST_EXISTING_DIR):
+        # not cached: a run resolves it again in its own working directory and environment
+        OmegaConf.register_new_resolver(FIRST_EXISTING_DIR, first_existing_dir, use_cache=False)
