@@ -179,3 +179,37 @@ def test_plan_inside_torch_func_transforms_equals_the_sparse_path() -> None:
     x = torch.randn(4, 3, dtype=torch.float64, generator=torch.Generator().manual_seed(0))
     for op in (plan.gcn_propagate, lambda v: plan.scatter_dst(plan.gather_src(v)), plan.gather_dst):
         torch.testing.assert_close(vmap(op)(x.unsqueeze(0))[0], op(x), rtol=0, atol=1e-12)
+
+
+def test_spmm_writes_exactly_what_sparse_mm_computes() -> None:
+    # the product into an uninitialized result (addmm, beta=0) is torch.sparse.mm's, bit for bit
+    from graphbench.modules.propagation import csr, spmm
+
+    generator = torch.Generator().manual_seed(0)
+    index = torch.randint(0, 50, (300,), generator=generator)
+    matrix = csr(index, torch.arange(300), torch.rand(300, generator=generator), (60, 300))  # rows 50..59 empty
+    for dtype in (torch.float32, torch.float64):
+        dense = torch.randn(300, 7, dtype=dtype, generator=generator)
+        typed = matrix.to(dtype)
+        assert torch.equal(spmm(typed, dense), torch.sparse.mm(typed, dense))
+        assert torch.equal(spmm(typed, dense.t().contiguous().t()), torch.sparse.mm(typed, dense))  # column-major
+    # no edges, no features
+    empty = csr(torch.zeros(0, dtype=torch.long), torch.zeros(0, dtype=torch.long), torch.zeros(0), (4, 0))
+    assert torch.equal(spmm(empty, torch.zeros(0, 3)), torch.zeros(4, 3))
+    assert spmm(matrix, torch.zeros(300, 0)).shape == (60, 0)
+
+
+@pytest.mark.parametrize("order", ["sorted", "unsorted"])
+def test_incidence_is_the_coo_matrix_of_the_edges(order: str) -> None:
+    # the stable sort (or none, for sorted indices) builds csr(index, arange(E), 1)
+    from graphbench.modules.propagation import csr
+
+    index = torch.randint(0, 40, (500,), generator=torch.Generator().manual_seed(1))
+    if order == "sorted":
+        index = index.sort().values
+    plan = EdgePlan(torch.stack([index, index.flip(0)]), 45)
+    expected = csr(index, torch.arange(500), torch.ones(500), (45, 500))
+    built = plan.src_incidence
+    assert torch.equal(built.crow_indices(), expected.crow_indices())
+    assert torch.equal(built.col_indices(), expected.col_indices())
+    assert torch.equal(built.values(), expected.values())

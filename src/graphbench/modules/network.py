@@ -30,6 +30,9 @@ class GraphNetwork(nn.Module):
     and are used as is; layers that declare ``needs_batch = True`` also get ``batch=`` (graph index),
     and layers that declare ``uses_plan = True`` get ``plan=``, the batch's
     :class:`~graphbench.modules.propagation.EdgePlan`, built once per forward pass for all of them.
+    A batch's ``edge_weight`` (``[E]``; GraphSAINT's aggregator normalization :math:`1/\alpha_{u,v}`)
+    goes to the layers that declare ``uses_edge_weight = True`` as ``edge_weight=`` and into the plan
+    (GCN's normalization); the other layers ignore it. A batch without one runs unweighted.
     Node embeddings start as the encoded input features (after ``input_dropout`` when they are dense)
     plus the encoded positional encoding.
     Graph-level tasks pool the node embeddings (``pooling``); node-level tasks do not. The ``head``
@@ -110,13 +113,20 @@ class GraphNetwork(nn.Module):
             edge_attr = data.edge_attr if data.edge_attr is not None else data.edge_index.new_zeros(data.edge_index.size(1), 1)
             e = self.edge_encoder(edge_attr)
         edge_batch = batch[data.edge_index[0]] if batch is not None else None
+        edge_weight: Tensor | None = getattr(data, "edge_weight", None)
         # the batch's sparse operators (sorted incidences, GCN's normalized adjacency), built once
         # here and shared by every layer instead of being recomputed layer by layer
-        plan = EdgePlan(data.edge_index, h.size(0)) if any(getattr(lay, "uses_plan", False) for lay in self.layers) else None
+        plan = (
+            EdgePlan(data.edge_index, h.size(0), edge_weight)
+            if any(getattr(lay, "uses_plan", False) for lay in self.layers)
+            else None
+        )
         for index, (layer, node_norm, edge_norm) in enumerate(zip(self.layers, self.node_norms, self.edge_norms)):
             extra: dict[str, object] = {"batch": batch} if getattr(layer, "needs_batch", False) else {}
             if getattr(layer, "uses_plan", False):
                 extra["plan"] = plan
+            if edge_weight is not None and getattr(layer, "uses_edge_weight", False):
+                extra["edge_weight"] = edge_weight
             h_new, e_new = layer(h, data.edge_index, e, **extra)
             if self.last_layer_outputs and index == len(self.layers) - 1:
                 return h_new  # the prediction itself: no norm, activation, dropout or residual

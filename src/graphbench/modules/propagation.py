@@ -42,6 +42,17 @@ def csr(rows: Tensor, cols: Tensor, values: Tensor, shape: tuple[int, int]) -> T
         return torch.sparse_csr_tensor(rowptr, cols[order], values[order], shape, check_invariants=False)
 
 
+def spmm(matrix: Tensor, dense: Tensor) -> Tensor:
+    """``matrix @ dense`` for a CSR ``matrix`` and a 2-D ``dense``: ``torch.sparse.mm`` less its work
+    that is thrown away. ``sparse.mm`` zero-fills a result and adds the product to it; ``addmm`` with
+    ``beta=0`` writes the product into an uninitialized one (``beta=0`` ignores the input, NaNs
+    included). The sums and their order are the same (tests/modules/test_propagation.py)."""
+    out = dense.new_empty((matrix.size(0), dense.size(1)))
+    if out.numel() == 0 or dense.size(0) == 0:
+        return out.zero_()
+    return torch.addmm(out, matrix, dense, beta=0)
+
+
 class _SparseProduct(torch.autograd.Function):
     """``matrix @ x`` with the backward ``transpose @ grad``, both precomputed CSR matrices (no
     gradient flows to the matrix: its entries depend on the graph alone)."""
@@ -49,11 +60,11 @@ class _SparseProduct(torch.autograd.Function):
     @staticmethod
     def forward(ctx, x: Tensor, matrix: Tensor, transpose: Tensor) -> Tensor:  # type: ignore[override]
         ctx.transpose = transpose
-        return torch.sparse.mm(matrix, x)
+        return spmm(matrix, x.contiguous())
 
     @staticmethod
     def backward(ctx, grad: Tensor) -> tuple[Tensor, None, None]:  # type: ignore[override]
-        return torch.sparse.mm(ctx.transpose, grad.contiguous()), None, None
+        return spmm(ctx.transpose, grad.contiguous()), None, None
 
 
 class _Gather(torch.autograd.Function):
@@ -66,7 +77,7 @@ class _Gather(torch.autograd.Function):
 
     @staticmethod
     def backward(ctx, grad: Tensor) -> tuple[Tensor, None, None]:  # type: ignore[override]
-        return torch.sparse.mm(ctx.incidence, grad.contiguous()), None, None
+        return spmm(ctx.incidence, grad.contiguous()), None, None
 
 
 class _Scatter(torch.autograd.Function):
@@ -75,7 +86,7 @@ class _Scatter(torch.autograd.Function):
     @staticmethod
     def forward(ctx, m: Tensor, index: Tensor, incidence: Tensor) -> Tensor:  # type: ignore[override]
         ctx.save_for_backward(index)
-        return torch.sparse.mm(incidence, m.contiguous())
+        return spmm(incidence, m.contiguous())
 
     @staticmethod
     def backward(ctx, grad: Tensor) -> tuple[Tensor, None, None]:  # type: ignore[override]
@@ -98,19 +109,39 @@ class EdgePlan:
     * :meth:`scatter_dst`: :math:`\sum_{e:\,\mathrm{dst}(e) = i} m_e` for every node, differentiable.
     * :meth:`gcn_propagate`: :math:`\hat D^{-1/2}(A + I)\hat D^{-1/2} x` exactly as PyG's ``GCNConv``
       normalizes (``gcn_norm`` with remaining self-loops of weight 1, in-degrees).
+
+    ``edge_weight`` (``[E]``, optional) makes :math:`A` weighted, :math:`A_{ij} = w_{ji}` for the edge
+    :math:`j \to i`, in GCN's normalization only, as ``GCNConv(x, edge_index, edge_weight)``:
+    :math:`\hat d_i = 1 + \sum_{e:\,\mathrm{dst}(e) = i} w_e` and the edge :math:`j \to i` carries
+    :math:`w_{ji} / \sqrt{\hat d_i \hat d_j}` (an existing self-loop keeps its own weight instead of
+    the added 1). Without it every weight is 1. The gathers and scatters are unweighted: a layer
+    that weighs its messages multiplies them by :attr:`edge_weight` itself.
     """
 
-    def __init__(self, edge_index: Tensor, num_nodes: int) -> None:
+    def __init__(self, edge_index: Tensor, num_nodes: int, edge_weight: Tensor | None = None) -> None:
         if edge_index.dim() != 2 or edge_index.size(0) != 2:
             raise ValueError(f"edge_index must have shape [2, E], got {tuple(edge_index.shape)}")
+        if edge_weight is not None and edge_weight.shape != (edge_index.size(1),):
+            raise ValueError(f"edge_weight must have shape [E] = [{edge_index.size(1)}], got {tuple(edge_weight.shape)}")
         self.edge_index = edge_index
         self.num_nodes = int(num_nodes)
         self.src, self.dst = edge_index[0], edge_index[1]
+        self.edge_weight = edge_weight
 
     def _incidence(self, index: Tensor) -> Tensor:
+        """``[N, E]`` CSR with a one at ``(index[e], e)``: its column indices are the edges in stable
+        order of ``index`` (one stable sort of ``E`` keys, none when ``index`` is already sorted, as
+        a batch's sources are), the same matrix :func:`csr` builds from ``(index, arange(E))``."""
         num_edges = index.numel()
+        if num_edges < 2 or bool((index[1:] >= index[:-1]).all()):
+            rows, cols = index, torch.arange(num_edges, device=index.device)
+        else:
+            rows, cols = torch.sort(index, stable=True)
         ones = torch.ones(num_edges, dtype=torch.float32, device=index.device)
-        return csr(index, torch.arange(num_edges, device=index.device), ones, (self.num_nodes, num_edges))
+        rowptr = torch._convert_indices_from_coo_to_csr(rows, self.num_nodes)
+        with warnings.catch_warnings():  # "sparse CSR support is in beta": the products are tested
+            warnings.simplefilter("ignore")
+            return torch.sparse_csr_tensor(rowptr, cols, ones, (self.num_nodes, num_edges), check_invariants=False)
 
     @cached_property
     def src_incidence(self) -> Tensor:
@@ -124,8 +155,9 @@ class EdgePlan:
 
     @cached_property
     def gcn_edges(self) -> tuple[Tensor, Tensor]:
-        """GCN's normalized edges: ``edge_index`` with self-loops and their weights (PyG's ``gcn_norm``)."""
-        index, weight = gcn_norm(self.edge_index, None, self.num_nodes, improved=False, add_self_loops=True)
+        """GCN's normalized edges: ``edge_index`` with self-loops and their weights (PyG's ``gcn_norm``,
+        with :attr:`edge_weight` when given)."""
+        index, weight = gcn_norm(self.edge_index, self.edge_weight, self.num_nodes, improved=False, add_self_loops=True)
         assert weight is not None
         return index, weight
 

@@ -16,6 +16,7 @@ from graphbench.data.samplers.saint import (
     SaintRandomWalk,
     induced_edges,
 )
+from graphbench.modules.layers import SAGELayer
 
 #: an irregular 7-node graph (both directions): a triangle 0-1-2, a tail 2-3-4, a hub 4-5, 4-6, 5-6
 PAIRS = [(0, 1), (1, 2), (0, 2), (2, 3), (3, 4), (4, 5), (4, 6), (5, 6)]
@@ -85,6 +86,32 @@ def test_normalized_aggregation_and_loss_are_unbiased(kind: str, one_thread: Non
     assert float((total / times - full).abs().max()) < 0.15 * scale
     assert float((plain / times - full).abs().max()) > 0.4 * scale  # what the test would see without alpha
     assert loss_sum / samples == pytest.approx(float(loss[graph.train_mask].mean()), rel=0.06)
+
+
+def test_layers_apply_the_aggregator_normalization(one_thread: None) -> None:
+    r"""End to end through a layer that takes ``edge_weight``: SAGE with the sum aggregator (identity
+    on the neighbours, no root term) computes :math:`\sum_{u \in N_s(v)} x_u / \alpha_{u,v}` on each
+    GraphSAINT batch, whose mean over the batches containing :math:`v` is the full-graph sum (as in
+    the test above); the same layer without the batch's weights is biased. Seeded: deterministic."""
+    torch.manual_seed(0)
+    graph = small_graph()
+    layer = SAGELayer(1, 1, 1, aggr="sum")
+    with torch.no_grad():
+        layer.conv.lin_l.weight.fill_(1.0)
+        layer.conv.lin_l.bias.zero_()
+        layer.conv.lin_r.weight.zero_()
+    batches: SaintBatches = SAMPLERS["rw"]().train_loader(graph, SamplerContext(0, no_cache)).collate_fn  # type: ignore[assignment]
+    full = torch.zeros(7).index_add_(0, graph.edge_index[1], graph.x[graph.edge_index[0], 0])
+    total, plain, times = torch.zeros(7), torch.zeros(7), torch.zeros(7)
+    with torch.no_grad():
+        for step in range(1000):
+            batch = batches(1000 + step)  # other seeds than presampling's
+            total.index_add_(0, batch.n_id, layer(batch.x, batch.edge_index, None, edge_weight=batch.edge_weight)[0][:, 0])
+            plain.index_add_(0, batch.n_id, layer(batch.x, batch.edge_index, None)[0][:, 0])
+            times[batch.n_id] += 1
+    scale = float(full.abs().max())
+    assert float((total / times - full).abs().max()) < 0.15 * scale
+    assert float((plain / times - full).abs().max()) > 0.4 * scale
 
 
 def test_same_seed_same_subgraphs() -> None:

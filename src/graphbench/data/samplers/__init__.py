@@ -7,8 +7,10 @@ al. 2019) and ``saint_node`` / ``saint_edge`` / ``saint_rw`` (:class:`SaintNode`
 What a sampled batch carries for the task module: ``n_id`` (the nodes' ids in the graph); for
 neighbor sampling a ``{split}_mask`` that marks the seed nodes only; for GraphSAINT ``loss_weight``
 (the loss normalization) and ``edge_weight`` (the aggregator normalization :math:`1/\alpha_{u,v}`).
-Of graphbench's layers only GCN takes edge weights (in its symmetric normalization); with any other
-layer GraphSAINT's :math:`\alpha` has no effect, and the subgraph's plain aggregation is used.
+The network hands ``edge_weight`` to the layers that take it (``uses_edge_weight``, see
+:mod:`graphbench.modules.layers`): GCN, APPNP, GCNII and MixHop inside GCN's normalization, SAGE as a
+weighted mean (or sum), GIN and GINE as a weighted sum; attention, gating and kernel layers (GAT,
+GATv2, GatedGCN, MoNet, GPS) and MLP ignore it, and there the subgraph's plain aggregation is used.
 """
 
 from graphbench.data.samplers.base import FullBatch, Sampler, SamplerContext, SeedMask, no_cache

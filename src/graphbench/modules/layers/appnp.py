@@ -18,11 +18,14 @@ class APPNPLayer(nn.Module):
     Used as the network's one, predicting layer (``num_layers: 1``, ``last_layer_outputs: true``)
     after the input encoder, the network is Klicpera et al.'s:
     ``Dropout -> Linear(F -> hidden) -> ReLU -> Dropout -> Linear(hidden -> C) -> APPNP(K, alpha)``.
-    Edge features are not used.
+    Edge features are not used. ``edge_weight`` (``[E]``, e.g. GraphSAINT's :math:`1/\alpha_{u,v}`)
+    weighs :math:`A` inside the normalization of :math:`\hat A`, as in GCN (``APPNP(x, edge_index,
+    edge_weight)``).
     """
 
     updates_edges = False
     uses_edge_attr = False
+    uses_edge_weight = True
 
     def __init__(
         self,
@@ -45,5 +48,7 @@ class APPNPLayer(nn.Module):
     def reset_parameters(self) -> None:
         self.linear.reset_parameters()
 
-    def forward(self, x: Tensor, edge_index: Tensor, edge_attr: Tensor | None) -> tuple[Tensor, Tensor | None]:
-        return self.propagate(self.linear(self.dropout(self.act(x))), edge_index), edge_attr
+    def forward(
+        self, x: Tensor, edge_index: Tensor, edge_attr: Tensor | None, edge_weight: Tensor | None = None
+    ) -> tuple[Tensor, Tensor | None]:
+        return self.propagate(self.linear(self.dropout(self.act(x))), edge_index, edge_weight), edge_attr

@@ -27,6 +27,8 @@ class GatedGCNLayer(nn.Module):
     """
 
     updates_edges = True
+    # ignores a batch's edge_weight (GraphSAINT's 1/alpha_uv): the learned edge gates replace the edge weights
+    uses_edge_weight = False
     uses_plan = True
 
     def __init__(self, in_dim: int, out_dim: int, edge_dim: int, eps: float = 1e-6, sparse: bool = True) -> None:
@@ -51,7 +53,8 @@ class GatedGCNLayer(nn.Module):
         if not self.sparse:
             return self._scatter_forward(x, edge_index, edge_attr)
         plan = plan if plan is not None else EdgePlan(edge_index, x.size(0))
-        e_hat = self.C(edge_attr) + plan.gather_dst(self.D(x)) + plan.gather_src(self.E(x))
+        # the two gathered terms are added into C e's buffer in place (no backward reads it)
+        e_hat = self.C(edge_attr).add_(plan.gather_dst(self.D(x))).add_(plan.gather_src(self.E(x)))
         gate = torch.sigmoid(e_hat)
         num = plan.scatter_dst(gate * plan.gather_src(self.B(x)))
         return self.A(x) + num / (plan.scatter_dst(gate) + self.eps), e_hat

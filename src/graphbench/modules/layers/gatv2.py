@@ -23,6 +23,8 @@ class GATv2Layer(nn.Module):
     """
 
     updates_edges = False
+    # ignores a batch's edge_weight (GraphSAINT's 1/alpha_uv): attention coefficients replace the edge weights
+    uses_edge_weight = False
 
     def __init__(
         self,

@@ -9,19 +9,27 @@ from graphbench.modules.propagation import EdgePlan
 
 
 class GCNLayer(nn.Module):
-    r""":math:`X' = \hat D^{-1/2} \hat A \hat D^{-1/2} X W + b` with :math:`\hat A = A + I`.
-    GCN has no use for edge features: ``edge_attr`` passes through unchanged.
+    r""":math:`X' = \hat D^{-1/2} \hat A \hat D^{-1/2} X W + b` with :math:`\hat A = A + I` and
+    :math:`\hat D_{ii} = \sum_j \hat A_{ij}`. GCN has no use for edge features: ``edge_attr`` passes
+    through unchanged.
+
+    With ``edge_weight`` (``[E]``; GraphSAINT's aggregator normalization :math:`1/\alpha_{u,v}`)
+    :math:`A` is weighted, :math:`A_{ij} = w_{ji}` for the edge :math:`j \to i`, inside the
+    normalization, exactly as PyG's ``GCNConv(x, edge_index, edge_weight)``; without it every
+    weight is 1.
 
     The parameters are those of PyG's :class:`~torch_geometric.nn.GCNConv` (``conv.lin``,
     ``conv.bias``). With ``sparse=True`` the propagation is a CSR product with the normalized
     adjacency of the :class:`~graphbench.modules.propagation.EdgePlan` the network builds once per
-    batch (normalization computed once for all layers); ``sparse=False`` calls ``GCNConv`` itself,
-    which renormalizes and scatters in every layer. Both give the same result up to float rounding.
+    batch (normalization computed once for all layers; the network builds the plan with the same
+    ``edge_weight``); ``sparse=False`` calls ``GCNConv`` itself, which renormalizes and scatters in
+    every layer. Both give the same result up to float rounding.
     """
 
     updates_edges = False
     uses_edge_attr = False
     uses_plan = True
+    uses_edge_weight = True
 
     def __init__(self, in_dim: int, out_dim: int, edge_dim: int, sparse: bool = True) -> None:
         super().__init__()
@@ -32,10 +40,18 @@ class GCNLayer(nn.Module):
         self.conv.reset_parameters()
 
     def forward(
-        self, x: Tensor, edge_index: Tensor, edge_attr: Tensor | None, plan: EdgePlan | None = None
+        self,
+        x: Tensor,
+        edge_index: Tensor,
+        edge_attr: Tensor | None,
+        plan: EdgePlan | None = None,
+        edge_weight: Tensor | None = None,
     ) -> tuple[Tensor, Tensor | None]:
         if not self.sparse:
-            return self.conv(x, edge_index), edge_attr
-        plan = plan if plan is not None else EdgePlan(edge_index, x.size(0))
+            return self.conv(x, edge_index, edge_weight), edge_attr
+        if plan is None:
+            plan = EdgePlan(edge_index, x.size(0), edge_weight)
+        elif plan.edge_weight is not edge_weight:
+            raise ValueError("GCNLayer: the plan was built with other edge weights than the layer was given")
         out = plan.gcn_propagate(self.conv.lin(x))
         return (out if self.conv.bias is None else out + self.conv.bias), edge_attr

@@ -21,11 +21,13 @@ class GCNIILayer(nn.Module):
     and on the output. Because every convolution needs :math:`H^{(0)}`, the whole deep stack is one
     self-contained layer: after the input encoder ``Linear(F -> hidden)`` and before a linear head,
     it gives Chen et al.'s network ``Dropout -> Linear -> ReLU -> [Dropout -> GCN2Conv -> ReLU] x L
-    -> Dropout -> Linear``. Edge features are not used.
+    -> Dropout -> Linear``. Edge features are not used. ``edge_weight`` (``[E]``, e.g. GraphSAINT's
+    :math:`1/\alpha_{u,v}`) weighs :math:`A` inside the normalization of :math:`\hat P`, as in GCN.
     """
 
     updates_edges = False
     uses_edge_attr = False
+    uses_edge_weight = True
     self_contained = True
 
     def __init__(
@@ -56,8 +58,10 @@ class GCNIILayer(nn.Module):
         for conv in self.convs:
             conv.reset_parameters()
 
-    def forward(self, x: Tensor, edge_index: Tensor, edge_attr: Tensor | None) -> tuple[Tensor, Tensor | None]:
+    def forward(
+        self, x: Tensor, edge_index: Tensor, edge_attr: Tensor | None, edge_weight: Tensor | None = None
+    ) -> tuple[Tensor, Tensor | None]:
         h = x0 = self.act(x)
         for conv in self.convs:
-            h = self.act(conv(self.dropout(h), x0, edge_index))
+            h = self.act(conv(self.dropout(h), x0, edge_index, edge_weight))
         return self.dropout(h), edge_attr

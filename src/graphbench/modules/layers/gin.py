@@ -4,16 +4,22 @@ from __future__ import annotations
 
 from torch import Tensor, nn
 from torch_geometric.nn import GINConv
+from torch_geometric.utils import scatter
 
 
 class GINLayer(nn.Module):
     r""":math:`x_i' = \mathrm{MLP}\big((1+\epsilon) x_i + \sum_{j \in N(i)} x_j\big)` with a 2-layer MLP
     (Linear -> ReLU -> Linear) and learnable :math:`\epsilon` (initialised to 0), GIN-:math:`\epsilon`
     of Xu et al. (2019, eq. 4.1). GIN has no use for edge features (``gine`` is its edge-aware
-    variant): ``edge_attr`` passes through unchanged."""
+    variant): ``edge_attr`` passes through unchanged.
+
+    With ``edge_weight`` (``[E]``, :math:`w_{ji}` on the edge :math:`j \to i`; GraphSAINT's
+    :math:`1/\alpha_{j,i}`, with which the sum is the unbiased estimate of the full-graph sum) the sum
+    is weighted, :math:`\sum_{j \in N(i)} w_{ji} x_j`; all weights 1 give the unweighted layer."""
 
     updates_edges = False
     uses_edge_attr = False
+    uses_edge_weight = True
 
     def __init__(self, in_dim: int, out_dim: int, edge_dim: int) -> None:
         super().__init__()
@@ -23,5 +29,11 @@ class GINLayer(nn.Module):
     def reset_parameters(self) -> None:
         self.conv.reset_parameters()
 
-    def forward(self, x: Tensor, edge_index: Tensor, edge_attr: Tensor | None) -> tuple[Tensor, Tensor | None]:
-        return self.conv(x, edge_index), edge_attr
+    def forward(
+        self, x: Tensor, edge_index: Tensor, edge_attr: Tensor | None, edge_weight: Tensor | None = None
+    ) -> tuple[Tensor, Tensor | None]:
+        if edge_weight is None:
+            return self.conv(x, edge_index), edge_attr
+        messages = x.index_select(0, edge_index[0]) * edge_weight.to(x.dtype).unsqueeze(-1)
+        aggregated = scatter(messages, edge_index[1], 0, x.size(0), reduce="sum")
+        return self.conv.nn(aggregated + (1 + self.conv.eps) * x), edge_attr

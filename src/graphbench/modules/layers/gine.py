@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from torch import Tensor, nn
 from torch_geometric.nn import GINEConv
+from torch_geometric.utils import scatter
 
 from graphbench.modules.propagation import EdgePlan
 
@@ -16,10 +17,16 @@ class GINELayer(nn.Module):
     the gather and the sum over neighbours go through the batch's
     :class:`~graphbench.modules.propagation.EdgePlan` (sorted CSR incidence products shared by all
     layers); ``sparse=False`` calls ``GINEConv`` itself. Both agree up to float rounding.
+
+    With ``edge_weight`` (``[E]``, :math:`w_{ji}` on the edge :math:`j \to i`; GraphSAINT's
+    :math:`1/\alpha_{j,i}`, with which the sum is the unbiased estimate of the full-graph sum) the sum
+    is weighted, :math:`\sum_{j \in N(i)} w_{ji}\, \mathrm{ReLU}(x_j + e_{ji})`; all weights 1 give
+    the unweighted layer.
     """
 
     updates_edges = False
     uses_plan = True
+    uses_edge_weight = True
 
     def __init__(self, in_dim: int, out_dim: int, edge_dim: int, sparse: bool = True) -> None:
         super().__init__()
@@ -31,13 +38,28 @@ class GINELayer(nn.Module):
         self.conv.reset_parameters()
 
     def forward(
-        self, x: Tensor, edge_index: Tensor, edge_attr: Tensor | None, plan: EdgePlan | None = None
+        self,
+        x: Tensor,
+        edge_index: Tensor,
+        edge_attr: Tensor | None,
+        plan: EdgePlan | None = None,
+        edge_weight: Tensor | None = None,
     ) -> tuple[Tensor, Tensor | None]:
         if edge_attr is None:
             raise ValueError("gine needs edge features; the network gives every graph at least a constant one")
-        if not self.sparse:
+        if not self.sparse and edge_weight is None:
             return self.conv(x, edge_index, edge_attr), edge_attr
-        plan = plan if plan is not None else EdgePlan(edge_index, x.size(0))
         edge = edge_attr if self.conv.lin is None else self.conv.lin(edge_attr)
-        aggregated = plan.scatter_dst((plan.gather_src(x) + edge).relu())
+        if not self.sparse:
+            assert edge_weight is not None
+            messages = (x.index_select(0, edge_index[0]) + edge).relu()
+            aggregated = scatter(messages * edge_weight.to(x.dtype).unsqueeze(-1), edge_index[1], 0, x.size(0), reduce="sum")
+        else:
+            plan = plan if plan is not None else EdgePlan(edge_index, x.size(0))
+            # one [E, F] buffer: the gather's output is summed and rectified in place (neither the
+            # gather's backward nor the sum's reads it); PyG's message allocates three
+            messages = plan.gather_src(x).add_(edge).relu_()
+            if edge_weight is not None:
+                messages = messages * edge_weight.to(x.dtype).unsqueeze(-1)
+            aggregated = plan.scatter_dst(messages)
         return self.conv.nn(aggregated + (1 + self.conv.eps) * x), edge_attr

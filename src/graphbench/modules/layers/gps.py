@@ -39,6 +39,8 @@ class GPSLayer(nn.Module):
     """
 
     needs_batch = True
+    # ignores a batch's edge_weight (GraphSAINT's 1/alpha_uv): the local MPNN and global attention define their own coefficients
+    uses_edge_weight = False
     self_contained = True
 
     def __init__(

@@ -10,10 +10,13 @@ class MixHopLayer(nn.Module):
     r""":math:`X' = \big\Vert_{p \in P} \hat A^{p} X W_p` with :math:`\hat A = \hat D^{-1/2} (A + I) \hat D^{-1/2}`
     (PyG's :class:`~torch_geometric.nn.conv.MixHopConv`): one weight matrix per power :math:`p` in
     ``powers``, outputs concatenated, so ``out_dim`` must split evenly into ``len(powers)`` parts
-    (the model's ``width_multiple``). Edge features are not used."""
+    (the model's ``width_multiple``). Edge features are not used. ``edge_weight`` (``[E]``, e.g.
+    GraphSAINT's :math:`1/\alpha_{u,v}`) weighs :math:`A` inside the normalization of :math:`\hat A`,
+    as in GCN (``MixHopConv(x, edge_index, edge_weight)``)."""
 
     updates_edges = False
     uses_edge_attr = False
+    uses_edge_weight = True
 
     def __init__(self, in_dim: int, out_dim: int, edge_dim: int, *, powers: list[int] | tuple[int, ...] = (0, 1, 2)) -> None:
         super().__init__()
@@ -25,5 +28,7 @@ class MixHopLayer(nn.Module):
     def reset_parameters(self) -> None:
         self.conv.reset_parameters()
 
-    def forward(self, x: Tensor, edge_index: Tensor, edge_attr: Tensor | None) -> tuple[Tensor, Tensor | None]:
-        return self.conv(x, edge_index), edge_attr
+    def forward(
+        self, x: Tensor, edge_index: Tensor, edge_attr: Tensor | None, edge_weight: Tensor | None = None
+    ) -> tuple[Tensor, Tensor | None]:
+        return self.conv(x, edge_index, edge_weight), edge_attr

@@ -10,6 +10,8 @@ class MLPLayer(nn.Module):
     that any model using the edges must beat."""
 
     updates_edges = False
+    # ignores a batch's edge_weight (GraphSAINT's 1/alpha_uv): no aggregation over neighbours
+    uses_edge_weight = False
     uses_edge_attr = False
 
     def __init__(self, in_dim: int, out_dim: int, edge_dim: int) -> None:

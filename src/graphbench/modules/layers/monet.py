@@ -38,6 +38,8 @@ class MoNetLayer(nn.Module):
     """
 
     updates_edges = False
+    # ignores a batch's edge_weight (GraphSAINT's 1/alpha_uv): the Gaussian kernels on pseudo-coordinates replace the edge weights
+    uses_edge_weight = False
     uses_edge_attr = False
 
     def __init__(

@@ -2,8 +2,13 @@
 
 from __future__ import annotations
 
+import torch.nn.functional as F
 from torch import Tensor, nn
 from torch_geometric.nn import SAGEConv
+from torch_geometric.utils import scatter
+
+#: aggregators with a weighted form (``edge_weight``); any other ignores the weights
+WEIGHTED_AGGRS: tuple[str, ...] = ("mean", "sum", "add")
 
 
 class SAGELayer(nn.Module):
@@ -15,10 +20,20 @@ class SAGELayer(nn.Module):
 
     with an optional :math:`\ell_2` normalization of :math:`x_i'` (``normalize``). Nodes without
     in-neighbours aggregate zero. GraphSAGE has no use for edge features: ``edge_attr`` passes
-    through unchanged. ``edge_index[1]`` is the receiving node ``i``."""
+    through unchanged. ``edge_index[1]`` is the receiving node ``i``.
+
+    With ``edge_weight`` (``[E]``, :math:`w_{ji}` on the edge :math:`j \to i`; GraphSAINT's
+    :math:`1/\alpha_{j,i}`) the aggregation is weighted: the mean becomes
+    :math:`\sum_{j \in N(i)} w_{ji} x_j \,/\, \sum_{j \in N(i)} w_{ji}` (zero without in-neighbours)
+    and ``aggr="sum"`` the sum :math:`\sum_{j \in N(i)} w_{ji} x_j`; all weights 1 give the unweighted
+    layer. Under GraphSAINT, :math:`\sum_j w_{ji}` estimates node :math:`i`'s full-graph degree, so the
+    weighted mean is the ratio estimate of the full-graph mean (and the weighted sum the unbiased
+    estimate of the full-graph sum). Other aggregators (``max``, ...) have no weighted form and
+    ignore ``edge_weight``."""
 
     updates_edges = False
     uses_edge_attr = False
+    uses_edge_weight = True
 
     def __init__(self, in_dim: int, out_dim: int, edge_dim: int, aggr: str = "mean", normalize: bool = False) -> None:
         super().__init__()
@@ -27,5 +42,16 @@ class SAGELayer(nn.Module):
     def reset_parameters(self) -> None:
         self.conv.reset_parameters()
 
-    def forward(self, x: Tensor, edge_index: Tensor, edge_attr: Tensor | None) -> tuple[Tensor, Tensor | None]:
-        return self.conv(x, edge_index), edge_attr
+    def forward(
+        self, x: Tensor, edge_index: Tensor, edge_attr: Tensor | None, edge_weight: Tensor | None = None
+    ) -> tuple[Tensor, Tensor | None]:
+        if edge_weight is None or self.conv.aggr not in WEIGHTED_AGGRS:
+            return self.conv(x, edge_index), edge_attr
+        src, dst = edge_index
+        weight = edge_weight.to(x.dtype)
+        aggregated = scatter(x.index_select(0, src) * weight.unsqueeze(-1), dst, 0, x.size(0), reduce="sum")
+        if self.conv.aggr == "mean":
+            total = scatter(weight, dst, 0, x.size(0), reduce="sum")
+            aggregated = aggregated / total.masked_fill(total == 0, 1).unsqueeze(-1)
+        out = self.conv.lin_l(aggregated) + self.conv.lin_r(x)
+        return (F.normalize(out, p=2.0, dim=-1) if self.conv.normalize else out), edge_attr
