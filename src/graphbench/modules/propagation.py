@@ -31,6 +31,7 @@ from functools import cached_property
 import torch
 from torch import Tensor
 from torch_geometric.nn.conv.gcn_conv import gcn_norm
+from torch_geometric.utils import scatter
 
 
 def csr(rows: Tensor, cols: Tensor, values: Tensor, shape: tuple[int, int]) -> Tensor:
@@ -51,6 +52,13 @@ def spmm(matrix: Tensor, dense: Tensor) -> Tensor:
     if out.numel() == 0 or dense.size(0) == 0:
         return out.zero_()
     return torch.addmm(out, matrix, dense, beta=0)
+
+
+def weighted_sum_at_dst(messages: Tensor, edge_weight: Tensor, dst: Tensor, num_nodes: int) -> Tensor:
+    r""":math:`\sum_{e:\,\mathrm{dst}(e) = i} w_e m_e` for every node :math:`i` (``[E, F]`` messages,
+    ``[E]`` weights; PyG's ``scatter``): the weighted neighbour sum of GIN, GINE and SAGE when a batch
+    carries ``edge_weight`` (GraphSAINT's :math:`1/\alpha_{u,v}`)."""
+    return scatter(messages * edge_weight.to(messages.dtype).unsqueeze(-1), dst, 0, num_nodes, reduce="sum")
 
 
 class _SparseProduct(torch.autograd.Function):

@@ -4,7 +4,8 @@ from __future__ import annotations
 
 from torch import Tensor, nn
 from torch_geometric.nn import GINConv
-from torch_geometric.utils import scatter
+
+from graphbench.modules.propagation import weighted_sum_at_dst
 
 
 class GINLayer(nn.Module):
@@ -34,6 +35,5 @@ class GINLayer(nn.Module):
     ) -> tuple[Tensor, Tensor | None]:
         if edge_weight is None:
             return self.conv(x, edge_index), edge_attr
-        messages = x.index_select(0, edge_index[0]) * edge_weight.to(x.dtype).unsqueeze(-1)
-        aggregated = scatter(messages, edge_index[1], 0, x.size(0), reduce="sum")
+        aggregated = weighted_sum_at_dst(x.index_select(0, edge_index[0]), edge_weight, edge_index[1], x.size(0))
         return self.conv.nn(aggregated + (1 + self.conv.eps) * x), edge_attr

@@ -4,9 +4,8 @@ from __future__ import annotations
 
 from torch import Tensor, nn
 from torch_geometric.nn import GINEConv
-from torch_geometric.utils import scatter
 
-from graphbench.modules.propagation import EdgePlan
+from graphbench.modules.propagation import EdgePlan, weighted_sum_at_dst
 
 
 class GINELayer(nn.Module):
@@ -53,7 +52,7 @@ class GINELayer(nn.Module):
         if not self.sparse:
             assert edge_weight is not None
             messages = (x.index_select(0, edge_index[0]) + edge).relu()
-            aggregated = scatter(messages * edge_weight.to(x.dtype).unsqueeze(-1), edge_index[1], 0, x.size(0), reduce="sum")
+            aggregated = weighted_sum_at_dst(messages, edge_weight, edge_index[1], x.size(0))
         else:
             plan = plan if plan is not None else EdgePlan(edge_index, x.size(0))
             # one [E, F] buffer: the gather's output is summed and rectified in place (neither the

@@ -7,6 +7,8 @@ from torch import Tensor, nn
 from torch_geometric.nn import SAGEConv
 from torch_geometric.utils import scatter
 
+from graphbench.modules.propagation import weighted_sum_at_dst
+
 #: aggregators with a weighted form (``edge_weight``); any other ignores the weights
 WEIGHTED_AGGRS: tuple[str, ...] = ("mean", "sum", "add")
 
@@ -49,7 +51,7 @@ class SAGELayer(nn.Module):
             return self.conv(x, edge_index), edge_attr
         src, dst = edge_index
         weight = edge_weight.to(x.dtype)
-        aggregated = scatter(x.index_select(0, src) * weight.unsqueeze(-1), dst, 0, x.size(0), reduce="sum")
+        aggregated = weighted_sum_at_dst(x.index_select(0, src), weight, dst, x.size(0))
         if self.conv.aggr == "mean":
             total = scatter(weight, dst, 0, x.size(0), reduce="sum")
             aggregated = aggregated / total.masked_fill(total == 0, 1).unsqueeze(-1)
