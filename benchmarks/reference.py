@@ -52,6 +52,8 @@ LOSS_STEPS = 20
 QUICK_LIMIT, QUICK_BATCH, QUICK_STEPS = 96, 16, 3
 #: training steps of the peak-RSS subprocesses: the peak is reached within the first steps
 RSS_STEPS = 3
+#: the two contenders of every row
+MODELS: tuple[str, ...] = ("graphbench", "reference")
 
 
 class GatedGCNConv(MessagePassing):
@@ -224,17 +226,21 @@ def train_steps(model: nn.Module, batches: Sequence[Batch], seed: int = 0) -> tu
     return time.perf_counter() - start, losses
 
 
-def peak_rss(ctx: Context, recipe: Recipe, model: str, steps: int) -> float:
-    """``VmHWM`` in MiB of a fresh process that prepares ``recipe``'s data and networks and trains
-    ``model`` (graphbench or reference) for ``steps`` batches."""
+def peak_rss(ctx: Context, jobs: Sequence[tuple[Recipe, str]], steps: int) -> list[float]:
+    """``VmHWM`` in MiB of a fresh process per job (recipe, ``graphbench`` or ``reference``) that prepares
+    the recipe's data and networks and trains that model for ``steps`` batches. A quick run (a smoke test,
+    figures meaningless) runs every job in one fresh process, one process start and import fewer a job."""
+    groups = [list(jobs)] if ctx.quick else [[job] for job in jobs]
+    return [peak for group in groups for peak in _peak_rss_in_process(ctx, group, steps)]
+
+
+def _peak_rss_in_process(ctx: Context, jobs: Sequence[tuple[Recipe, str]], steps: int) -> list[float]:
     command = [
         sys.executable,
         "-m",
         "benchmarks.reference",
-        "--recipe",
-        recipe.name,
-        "--model",
-        model,
+        "--jobs",
+        *(f"{recipe.name}:{model}" for recipe, model in jobs),
         "--steps",
         str(steps),
         "--data-dir",
@@ -247,15 +253,17 @@ def peak_rss(ctx: Context, recipe: Recipe, model: str, steps: int) -> float:
     done = subprocess.run(command, cwd=REPO, capture_output=True, text=True)
     if done.returncode != 0:
         raise RuntimeError(f"{' '.join(command)} failed ({done.returncode}):\n{done.stderr[-3000:]}")
-    return float(json.loads(done.stdout.strip().splitlines()[-1])["peak_mb"])
+    return [float(peak) for peak in json.loads(done.stdout.strip().splitlines()[-1])["peak_mb"]]
 
 
 def run(ctx: Context) -> list[Row]:
-    return [run_recipe(ctx, recipe) for recipe in RECIPES]
+    jobs = [(recipe, model) for recipe in RECIPES for model in MODELS] if ctx.has_raw(RAW) else []
+    peaks = dict(zip(((recipe.name, model) for recipe, model in jobs), peak_rss(ctx, jobs, RSS_STEPS)))
+    return [run_recipe(ctx, recipe, {model: peaks.get((recipe.name, model), 0.0) for model in MODELS}) for recipe in RECIPES]
 
 
-def run_recipe(ctx: Context, recipe: Recipe) -> Row:
-    """The row of one recipe."""
+def run_recipe(ctx: Context, recipe: Recipe, rss: dict[str, float]) -> Row:
+    """The row of one recipe, with the peak RSS of each model (:func:`peak_rss`)."""
     steps = QUICK_STEPS if ctx.quick else LOSS_STEPS
     row = Row("reference: time / training epoch", f"LRGB-tuned {recipe.label}, Peptides-func", target=SPEEDUP[recipe.name])
     if not ctx.has_raw(RAW):
@@ -274,7 +282,6 @@ def run_recipe(ctx: Context, recipe: Recipe) -> Row:
 
     times = interleaved({n: (lambda n=n: contender(n)) for n in models}, ctx.repeats)
     loss_diff = max(abs(a - b) for a, b in zip(losses["graphbench"], losses["reference"]))
-    rss = {name: peak_rss(ctx, recipe, name, RSS_STEPS) for name in models}
     nodes = sum(b.num_nodes for b in setup.batches) / len(setup.batches)
     row.case += f" ({len(setup.batches)} batches of {setup.batches[0].num_graphs} graphs, ~{nodes:,.0f} nodes, as the epoch)"
     row.graphbench = f"{fmt_s(median(times['graphbench']))}, peak RSS {rss['graphbench']:.0f} MiB"
@@ -293,10 +300,10 @@ def run_recipe(ctx: Context, recipe: Recipe) -> Row:
 
 
 def main(argv: Sequence[str] | None = None) -> None:
-    """One model's training steps in this (fresh) process; prints ``{"peak_mb": ...}``."""
+    """Each job's training steps in this (fresh) process, one after the other; prints
+    ``{"peak_mb": [...]}``, the peak RSS after each job (meaningful for the first job alone)."""
     parser = argparse.ArgumentParser(prog="python -m benchmarks.reference")
-    parser.add_argument("--recipe", choices=[r.name for r in RECIPES], required=True)
-    parser.add_argument("--model", choices=["graphbench", "reference"], required=True)
+    parser.add_argument("--jobs", nargs="+", required=True, help="recipe:model, e.g. gcn:graphbench gcn:reference")
     parser.add_argument("--steps", type=int, required=True)
     parser.add_argument("--data-dir", type=Path, required=True)
     parser.add_argument("--cache-dir", type=Path, required=True)
@@ -304,12 +311,20 @@ def main(argv: Sequence[str] | None = None) -> None:
     parser.add_argument("--quick", action="store_true")
     args = parser.parse_args(argv)
     ctx = Context(data_dir=args.data_dir, cache_dir=args.cache_dir, work_dir=args.work_dir, quick=args.quick)
-    setup = prepare(ctx, next(r for r in RECIPES if r.name == args.recipe), args.steps)
-    model = setup.graphbench if args.model == "graphbench" else setup.reference
-    batches = setup.batches
-    del setup  # and with it the other network
-    train_steps(model, batches)
-    print(json.dumps({"peak_mb": peak_rss_mb()}))
+    recipes = {recipe.name: recipe for recipe in RECIPES}
+    peaks = []
+    for job in args.jobs:
+        name, _, model_name = job.partition(":")
+        if name not in recipes or model_name not in MODELS:
+            parser.error(f"--jobs {job}: expected recipe:model with recipe in {sorted(recipes)} and model in {list(MODELS)}")
+        setup = prepare(ctx, recipes[name], args.steps)
+        model = setup.graphbench if model_name == "graphbench" else setup.reference
+        batches = setup.batches
+        del setup  # and with it the other network
+        train_steps(model, batches)
+        peaks.append(peak_rss_mb())
+        del model, batches
+    print(json.dumps({"peak_mb": peaks}))
 
 
 if __name__ == "__main__":

@@ -2,7 +2,7 @@
 sampler, training batches per second, seed (labelled training) nodes per second and the peak RSS,
 against the peak RSS of one full-batch training step; the data wait with ``num_workers=2``.
 
-Every configuration runs in its own fresh process (``python -m benchmarks.samplers <json>``), which
+Every configuration runs in its own fresh process (``python -m benchmarks.samplers <json list>``), which
 builds the DataModule from the composed config (the dataset generated and cached beforehand), a
 2-layer GCN (hidden 64) and Adam, and times ``steps`` training steps after ``warmup`` ones. Its peak
 RSS is ``VmHWM``. Two baselines are read: the RSS once the DataModule is set up (the graph, its
@@ -11,7 +11,8 @@ the graph, built once: PyG's CSC copy of ``edge_index``, the METIS permutation, 
 pre-sampled counts, all O(E)). ``VmHWM`` is then reset (``/proc/self/clear_refs``), so the peak is
 that of the training steps alone; "beyond the graph" is that peak minus the second baseline: what
 training at a fixed batch size adds. The memory target: the second size's addition within 1.3x of
-the first's. The data wait is the time blocked on the loader over the time of a whole step.
+the first's. The data wait is the time blocked on the loader over the time of a whole step. A quick
+run (``--quick``, a smoke test of the harness) measures all its configurations in one fresh process.
 
 ``GRAPHBENCH_BENCH_SAMPLERS`` (comma-separated, e.g. ``neighbor,saint_rw``) measures those samplers
 only (default: all five), for a partial run where the whole one does not fit the time at hand.
@@ -131,20 +132,32 @@ def _rss_mb() -> float:
         return int(handle.read().split()[1]) * os.sysconf("SC_PAGE_SIZE") / 2**20
 
 
-def run_fresh(ctx: Context, overrides: list[str], steps: int, warmup: int) -> dict[str, Any]:
-    args = {
-        "data_dir": str(ctx.data_dir),
-        "cache_dir": str(ctx.cache_dir),
-        "work_dir": str(ctx.work_dir / "samplers"),
-        "overrides": overrides,
-        "steps": steps,
-        "warmup": warmup,
-    }
+def run_fresh(ctx: Context, configs: list[list[str]], steps: int, warmup: int) -> list[dict[str, Any]]:
+    """The figures of every configuration (overrides), each measured in a fresh process; in a quick run
+    (a smoke test, figures meaningless) all of them in one fresh process, which saves a process start
+    and an import of torch, Lightning and PyG per configuration."""
+    if not ctx.quick:
+        return [result for config in configs for result in _measure_in_process(ctx, [config], steps, warmup)]
+    return _measure_in_process(ctx, configs, steps, warmup)
+
+
+def _measure_in_process(ctx: Context, configs: list[list[str]], steps: int, warmup: int) -> list[dict[str, Any]]:
+    jobs = [
+        {
+            "data_dir": str(ctx.data_dir),
+            "cache_dir": str(ctx.cache_dir),
+            "work_dir": str(ctx.work_dir / "samplers"),
+            "overrides": overrides,
+            "steps": steps,
+            "warmup": warmup,
+        }
+        for overrides in configs
+    ]
     done = subprocess.run(
-        [sys.executable, "-m", "benchmarks.samplers", json.dumps(args)], cwd=REPO, capture_output=True, text=True
+        [sys.executable, "-m", "benchmarks.samplers", json.dumps(jobs)], cwd=REPO, capture_output=True, text=True
     )
     if done.returncode != 0:
-        raise RuntimeError(f"benchmarks.samplers {overrides} failed ({done.returncode}):\n{done.stderr[-3000:]}")
+        raise RuntimeError(f"benchmarks.samplers {configs} failed ({done.returncode}):\n{done.stderr[-3000:]}")
     return json.loads(done.stdout.strip().splitlines()[-1])
 
 
@@ -166,39 +179,38 @@ def run(ctx: Context) -> list[Row]:
     steps, warmup = (2, 1) if ctx.quick else (10, 2)
     rows: list[Row] = []
     added: dict[str, list[float]] = {}
-    for num_nodes in sizes:
+    plan = [(sampler, num_nodes) for num_nodes in sizes for sampler in ("full", *samplers)]
+    results = run_fresh(ctx, [overrides_for(sampler, num_nodes, 0) for sampler, num_nodes in plan], steps, warmup)
+    for (sampler, num_nodes), result in zip(plan, results):
         label = f"sbm-large {num_nodes:,} nodes / {10 * num_nodes:,} edges"
-        # the processed graph, and the samplers' METIS parts / pre-sampling, cached before measuring
-        for sampler in ("full", *samplers):
-            result = run_fresh(ctx, overrides_for(sampler, num_nodes, 0), steps, warmup)
-            extra = result["peak_mb"] - result["setup_mb"]
-            index = result["setup_mb"] - result["graph_mb"]
-            added.setdefault(sampler, []).append(extra)
-            if sampler == "full":
-                rows.append(
-                    Row(
-                        "samplers: full-batch step",
-                        label,
-                        graphbench=f"{result['step_s']:.2f} s/step, peak {result['peak_mb']:.0f} MiB",
-                        note=f"one training step on the whole graph; {extra:.0f} MiB beyond the set-up graph ({result['graph_mb']:.0f} MiB)",
-                    )
-                )
-                continue
+        extra = result["peak_mb"] - result["setup_mb"]
+        index = result["setup_mb"] - result["graph_mb"]
+        added.setdefault(sampler, []).append(extra)
+        if sampler == "full":
             rows.append(
                 Row(
-                    f"samplers: {sampler}",
+                    "samplers: full-batch step",
                     label,
-                    graphbench=(
-                        f"{result['batches_per_s']:.2f} batches/s, {result['seeds_per_s']:,.0f} seed nodes/s, "
-                        f"peak {result['peak_mb']:.0f} MiB"
-                    ),
-                    note=(
-                        f"{extra:.0f} MiB beyond the set-up graph ({result['graph_mb']:.0f} MiB) and the sampler's "
-                        f"index ({index:.0f} MiB); "
-                        f"~{result['nodes_per_batch']:,} nodes a batch; num_workers=0; {' '.join(overrides_for(sampler, num_nodes, 0)[3:])}"
-                    ),
+                    graphbench=f"{result['step_s']:.2f} s/step, peak {result['peak_mb']:.0f} MiB",
+                    note=f"one training step on the whole graph; {extra:.0f} MiB beyond the set-up graph ({result['graph_mb']:.0f} MiB)",
                 )
             )
+            continue
+        rows.append(
+            Row(
+                f"samplers: {sampler}",
+                label,
+                graphbench=(
+                    f"{result['batches_per_s']:.2f} batches/s, {result['seeds_per_s']:,.0f} seed nodes/s, "
+                    f"peak {result['peak_mb']:.0f} MiB"
+                ),
+                note=(
+                    f"{extra:.0f} MiB beyond the set-up graph ({result['graph_mb']:.0f} MiB) and the sampler's "
+                    f"index ({index:.0f} MiB); "
+                    f"~{result['nodes_per_batch']:,} nodes a batch; num_workers=0; {' '.join(overrides_for(sampler, num_nodes, 0)[3:])}"
+                ),
+            )
+        )
     for sampler in samplers:
         first, second = added[sampler]
         rows.append(
@@ -210,8 +222,8 @@ def run(ctx: Context) -> list[Row]:
                 target=MEMORY,
             )
         )
-    for sampler in samplers:
-        result = run_fresh(ctx, overrides_for(sampler, sizes[0], 2), steps, warmup)
+    waits = run_fresh(ctx, [overrides_for(sampler, sizes[0], 2) for sampler in samplers], steps, warmup)
+    for sampler, result in zip(samplers, waits):
         rows.append(
             Row(
                 f"samplers: {sampler} data wait",
@@ -225,4 +237,4 @@ def run(ctx: Context) -> list[Row]:
 
 
 if __name__ == "__main__":
-    print(json.dumps(measure(json.loads(sys.argv[1]))))
+    print(json.dumps([measure(job) for job in json.loads(sys.argv[1])]))

@@ -69,16 +69,16 @@ class CSCGraph:
 
 
 def induced_edges(csc: CSCGraph, nodes: Tensor) -> tuple[Tensor, Tensor, Tensor]:
-    """The edges of the subgraph induced by the distinct ``nodes``: local ``(source, target)`` indices
-    into ``nodes`` and the edges' CSC positions."""
+    """The edges of the subgraph induced by the distinct, sorted ``nodes``: local ``(source, target)``
+    indices into ``nodes`` and the edges' CSC positions. Memory and time are in the in-edges of
+    ``nodes`` (a binary search in ``nodes``), not in the graph's size: no graph-sized id map per batch."""
     start = csc.colptr[nodes]
     degree = csc.colptr[nodes + 1] - start
     owner = segment_ids(degree)
     position = start[owner] + segment_arange(degree)
-    local = torch.full((csc.num_nodes,), -1, dtype=torch.long)
-    local[nodes] = torch.arange(nodes.numel())
-    source = local[csc.row[position]]
-    keep = source >= 0
+    global_source = csc.row[position]
+    source = torch.searchsorted(nodes, global_source).clamp_(max=max(nodes.numel() - 1, 0))
+    keep = nodes[source] == global_source
     return source[keep], owner[keep], position[keep]
 
 
@@ -116,6 +116,10 @@ class GraphSAINT(Sampler):
     def sample_nodes(self, csc: CSCGraph, generator: torch.Generator | None = None) -> Tensor:
         """The distinct nodes of one subgraph, sorted."""
 
+    def prepare(self, csc: CSCGraph) -> None:
+        """Build what sampling from ``csc`` needs once per graph (a sampling distribution), so that no
+        step builds graph-sized tensors; ``sample_nodes`` calls it when it has not been called."""
+
     def params(self) -> tuple[Any, ...]:
         return (self.name, self.budget)
 
@@ -140,6 +144,7 @@ class GraphSAINT(Sampler):
     def train_loader(self, graph: Data, context: SamplerContext) -> DataLoader:
         csc = CSCGraph.of(graph)
         norm = self.normalization(graph, csc, context)
+        self.prepare(csc)
         num_train = int(graph.train_mask.sum())
         if num_train == 0:
             raise ConfigError(f"sampler={self.name}: the graph has no training node")
@@ -211,11 +216,14 @@ class SaintNode(GraphSAINT):
     name = "saint_node"
     _cdf: Tensor | None = None
 
-    def sample_nodes(self, csc: CSCGraph, generator: torch.Generator | None = None) -> Tensor:
+    def prepare(self, csc: CSCGraph) -> None:
         if self._cdf is None or self._cdf.numel() != csc.num_nodes:
             inverse_square = csc.in_degree.double().clamp(min=1).pow(-2)
             p = torch.zeros(csc.num_nodes, dtype=torch.float64).index_add_(0, csc.row, inverse_square[csc.col])
             self._cdf = torch.cumsum(p, 0)
+
+    def sample_nodes(self, csc: CSCGraph, generator: torch.Generator | None = None) -> Tensor:
+        self.prepare(csc)
         return torch.unique(sample_from(self._cdf, self.budget, generator))
 
 
@@ -227,10 +235,13 @@ class SaintEdge(GraphSAINT):
     name = "saint_edge"
     _cdf: Tensor | None = None
 
-    def sample_nodes(self, csc: CSCGraph, generator: torch.Generator | None = None) -> Tensor:
+    def prepare(self, csc: CSCGraph) -> None:
         if self._cdf is None or self._cdf.numel() != csc.row.numel():
             inverse = csc.in_degree.double().clamp(min=1).reciprocal()
             self._cdf = torch.cumsum(inverse[csc.row] + inverse[csc.col], 0)
+
+    def sample_nodes(self, csc: CSCGraph, generator: torch.Generator | None = None) -> Tensor:
+        self.prepare(csc)
         if self._cdf.numel() == 0:
             raise ConfigError(f"sampler={self.name} needs a graph with edges")
         edges = sample_from(self._cdf, self.budget, generator)
@@ -256,9 +267,8 @@ class SaintRandomWalk(GraphSAINT):
             raise ConfigError(f"sampler={self.name} needs a graph with edges")
         current = torch.randint(csc.num_nodes, (self.budget,), generator=generator)
         visited = [current]
-        degree = csc.in_degree
         for _ in range(self.walk_length):
-            d = degree[current]
+            d = csc.colptr[current + 1] - csc.colptr[current]  # not csc.in_degree: that is graph-sized
             offset = (torch.rand(current.numel(), generator=generator, dtype=torch.float64) * d).long()
             position = (csc.colptr[current] + offset).clamp(max=csc.row.numel() - 1)
             current = torch.where(d > 0, csc.row[position], current)
