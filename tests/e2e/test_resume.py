@@ -14,8 +14,9 @@ from tests.conftest import FAST_CYCLES
 from tests.e2e.test_cli import cli_env, run_cli
 from tests.paths import REPO
 
-#: 30 epochs of 12 small batches: long enough to be killed mid-run, a few seconds in all
-RESUMABLE = [*FAST_CYCLES, "dataset.batch_size=8", "trainer.max_epochs=30", "resume=auto"]
+#: 12 epochs of 12 small batches: long enough to be killed mid-run (after epoch 3), a few seconds in all
+EPOCHS = 12
+RESUMABLE = [*FAST_CYCLES, "dataset.batch_size=8", f"trainer.max_epochs={EPOCHS}", "resume=auto"]
 
 
 def start(tmp_path: Path, run_dir: Path) -> subprocess.Popen[str]:
@@ -62,10 +63,10 @@ def test_killed_run_resumes_to_the_numbers_of_an_uninterrupted_run(tmp_path: Pat
         == (reference["best_epoch"], reference["epochs_trained"])
         == (
             reference["best_epoch"],
-            30,
+            EPOCHS,
         )
     )
-    assert epochs_in_csv(resumed_dir) == list(range(30))  # appended, each epoch once
+    assert epochs_in_csv(resumed_dir) == list(range(EPOCHS))  # appended, each epoch once
 
     again = run_cli([*RESUMABLE, f"hydra.run.dir={resumed_dir}"], tmp_path)
     assert again.returncode == 0

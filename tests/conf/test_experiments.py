@@ -1,0 +1,70 @@
+"""Every experiment composes and resolves; the commands an experiment's header quotes compose too, with
+every value of their sweeps, and their sampler instantiates."""
+
+from __future__ import annotations
+
+import itertools
+import shlex
+from collections.abc import Iterator
+
+import pytest
+from hydra import compose, initialize_config_dir
+from hydra.core.global_hydra import GlobalHydra
+from omegaconf import DictConfig, OmegaConf, open_dict
+
+from graphbench.data.samplers.config import sampler_argument
+from tests.paths import CONF
+
+EXPERIMENTS = sorted(str(p.relative_to(CONF / "experiment").with_suffix("")) for p in (CONF / "experiment").rglob("*.yaml"))
+
+
+def quoted_commands(experiment: str) -> list[list[str]]:
+    """The ``python run.py -m ...`` commands of an experiment's header comment, as override lists, with
+    each sweep (``a,b,c``) expanded to its values."""
+    commands = []
+    for line in (CONF / "experiment" / f"{experiment}.yaml").read_text().splitlines():
+        text = line.lstrip("# ").strip()
+        if not text.startswith("python run.py -m "):
+            continue
+        overrides = shlex.split(text.removeprefix("python run.py -m ").rstrip("\\"))
+        sweeps = [[f"{o.split('=')[0]}={v}" for v in o.split("=", 1)[1].split(",")] if "[" not in o else [o] for o in overrides]
+        commands += [list(combo) for combo in itertools.product(*sweeps)]
+    return commands
+
+
+@pytest.fixture(scope="module")
+def hydra_conf() -> Iterator[None]:
+    GlobalHydra.instance().clear()
+    with initialize_config_dir(config_dir=str(CONF), version_base="1.3"):
+        yield
+    GlobalHydra.instance().clear()
+
+
+def composed(overrides: list[str]) -> DictConfig:
+    cfg = compose("config", overrides=overrides, return_hydra_config=True)
+    with open_dict(cfg):
+        cfg.paths.output_dir = "/tmp/graphbench-compose-test"
+        del cfg["hydra"]
+    OmegaConf.resolve(cfg)
+    return cfg
+
+
+@pytest.mark.parametrize("experiment", EXPERIMENTS)
+def test_every_experiment_composes(hydra_conf: None, experiment: str) -> None:
+    cfg = composed([f"experiment={experiment}"])
+    assert cfg.dataset.name and cfg.model.name
+
+
+def test_sbm_large_sampler_commands_compose_and_build_their_samplers(hydra_conf: None) -> None:
+    commands = quoted_commands("samplers/sbm-large")
+    samplers = {}
+    for overrides in commands:
+        cfg = composed(overrides)
+        assert cfg.dataset.name == "sbm-large" and cfg.dataset.homophily == 0.6
+        assert cfg.model.name in ("gcn", "sage") and cfg.model.num_layers == 2
+        sampler = sampler_argument(cfg)["sampler"]  # as build_datamodule builds it
+        samplers[cfg.sampler.name] = (sampler, cfg.trainer.max_epochs)
+    assert len(commands) == 6 * 2 * 3  # six samplers, two models, three seeds
+    assert sorted(samplers) == ["cluster_gcn", "full", "neighbor", "saint_edge", "saint_node", "saint_rw"]
+    assert samplers["saint_node"][0].budget == 20000 and samplers["cluster_gcn"][0].parts_per_batch == 8
+    assert samplers["full"][1] == 400 and samplers["neighbor"][1] == 10
