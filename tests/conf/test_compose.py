@@ -11,11 +11,9 @@ from __future__ import annotations
 
 import itertools
 import re
-from collections.abc import Iterator
 
 import pytest
-from hydra import compose, initialize_config_dir
-from hydra.core.global_hydra import GlobalHydra
+from hydra import compose
 from omegaconf import DictConfig, OmegaConf, open_dict
 
 from tests.paths import CONF
@@ -41,14 +39,6 @@ INTERPOLATION = re.compile(r"\$\{([a-z_]+)\.([A-Za-z0-9_.]+)\}")
 
 def group_options(group: str) -> list[str]:
     return sorted(p.stem for p in (CONF / group).glob("*.yaml"))
-
-
-@pytest.fixture(scope="module")
-def hydra_conf() -> Iterator[None]:
-    GlobalHydra.instance().clear()
-    with initialize_config_dir(config_dir=str(CONF), version_base="1.3"):
-        yield
-    GlobalHydra.instance().clear()
 
 
 def composed(overrides: list[str]) -> DictConfig:

@@ -5,14 +5,12 @@ from __future__ import annotations
 
 import itertools
 import shlex
-from collections.abc import Iterator
 
 import pytest
-from hydra import compose, initialize_config_dir
-from hydra.core.global_hydra import GlobalHydra
-from omegaconf import DictConfig, OmegaConf, open_dict
+from omegaconf import DictConfig, OmegaConf
 
 from graphbench.data.samplers.config import sampler_argument
+from tests.conf.test_compose import composed
 from tests.paths import CONF
 
 EXPERIMENTS = sorted(str(p.relative_to(CONF / "experiment").with_suffix("")) for p in (CONF / "experiment").rglob("*.yaml"))
@@ -32,26 +30,15 @@ def quoted_commands(experiment: str) -> list[list[str]]:
     return commands
 
 
-@pytest.fixture(scope="module")
-def hydra_conf() -> Iterator[None]:
-    GlobalHydra.instance().clear()
-    with initialize_config_dir(config_dir=str(CONF), version_base="1.3"):
-        yield
-    GlobalHydra.instance().clear()
-
-
-def composed(overrides: list[str]) -> DictConfig:
-    cfg = compose("config", overrides=overrides, return_hydra_config=True)
-    with open_dict(cfg):
-        cfg.paths.output_dir = "/tmp/graphbench-compose-test"
-        del cfg["hydra"]
+def resolved(overrides: list[str]) -> DictConfig:
+    cfg = composed(overrides)
     OmegaConf.resolve(cfg)
     return cfg
 
 
 @pytest.mark.parametrize("experiment", EXPERIMENTS)
 def test_every_experiment_composes(hydra_conf: None, experiment: str) -> None:
-    cfg = composed([f"experiment={experiment}"])
+    cfg = resolved([f"experiment={experiment}"])
     assert cfg.dataset.name and cfg.model.name
 
 
@@ -59,7 +46,7 @@ def test_sbm_large_sampler_commands_compose_and_build_their_samplers(hydra_conf:
     commands = quoted_commands("samplers/sbm-large")
     samplers = {}
     for overrides in commands:
-        cfg = composed(overrides)
+        cfg = resolved(overrides)
         assert cfg.dataset.name == "sbm-large" and cfg.dataset.homophily == 0.6
         assert cfg.model.name in ("gcn", "sage") and cfg.model.num_layers == 2
         sampler = sampler_argument(cfg)["sampler"]  # as build_datamodule builds it

@@ -4,13 +4,11 @@ leave a dataset without one alone, and give every model a network that builds on
 
 from __future__ import annotations
 
-from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 import torch
-from hydra import compose, initialize_config_dir
-from hydra.core.global_hydra import GlobalHydra
+from hydra import compose
 from omegaconf import DictConfig, OmegaConf, open_dict
 from torch_geometric.data import Batch, Data
 
@@ -33,14 +31,6 @@ SHAPES: dict[str, tuple[int, int, str]] = {
     "mutag": (7, 2, "graph"),
 }
 MODELS = sorted(p.stem for p in (CONF / "model").glob("*.yaml"))
-
-
-@pytest.fixture(scope="module")
-def hydra_conf() -> Iterator[None]:
-    GlobalHydra.instance().clear()
-    with initialize_config_dir(config_dir=str(CONF), version_base="1.3"):
-        yield
-    GlobalHydra.instance().clear()
 
 
 def composed(overrides: list[str]) -> tuple[DictConfig, DictConfig]:

@@ -3,23 +3,12 @@ direction of their dataset's metric."""
 
 from __future__ import annotations
 
-from collections.abc import Iterator
-
 import pytest
-from hydra import compose, initialize_config_dir
-from hydra.core.global_hydra import GlobalHydra
+from hydra import compose
 from omegaconf import DictConfig, OmegaConf
 
 from graphbench.sweep.compose import dataset_metric
 from tests.paths import CONF
-
-
-@pytest.fixture(scope="module")
-def hydra_conf() -> Iterator[None]:
-    GlobalHydra.instance().clear()
-    with initialize_config_dir(config_dir=str(CONF), version_base="1.3"):
-        yield
-    GlobalHydra.instance().clear()
 
 
 def options(group: str) -> list[str]:
