@@ -10,8 +10,7 @@ from torch_geometric.data import Data
 from torch_geometric.transforms import AddLaplacianEigenvectorPE
 from torch_geometric.utils import to_undirected
 
-from graphbench.transforms.lap_pe import LapPE, smallest_eigenpairs
-from graphbench.transforms.precompute import dense_adjacency
+from graphbench.transforms.lap_pe import LapPE
 
 
 def undirected(edges: list[tuple[int, int]], n: int) -> Data:
@@ -150,26 +149,3 @@ def test_deterministic_and_errors():
     assert custom.v.shape == custom.lam.shape == (9, 2)
     with pytest.raises(ValueError, match="k >= 1"):
         LapPE(k=0)
-
-
-@pytest.mark.parametrize("n", [12, 40, 150])
-def test_subset_eigensolver_equals_full_eigh(n: int) -> None:
-    """The CPU path (LAPACK dsyevr, the smallest pairs only) gives torch.linalg.eigh's eigenvalues and,
-    for every distinct eigenvalue, the same eigenvector up to sign, on Laplacians of random graphs."""
-    generator = torch.Generator().manual_seed(n)
-    graphs = []
-    for _ in range(3):
-        edge_index = torch.randint(n, (2, 3 * n), generator=generator)
-        graphs.append(Data(edge_index=torch.cat([edge_index, edge_index.flip(0)], 1), num_nodes=n))
-    adj = dense_adjacency(graphs, n, torch.float64, remove_self_loops=True)
-    deg = adj.sum(-1)
-    dinv = torch.where(deg > 0, deg.clamp(min=1e-300).rsqrt(), torch.zeros_like(deg))
-    lap = torch.eye(n, dtype=torch.float64) - dinv.unsqueeze(-1) * adj * dinv.unsqueeze(-2)
-    values, vectors = smallest_eigenpairs(lap, 11)
-    full_values, full_vectors = torch.linalg.eigh(lap)
-    torch.testing.assert_close(values, full_values[:, :11], atol=1e-12, rtol=0)
-    gaps = torch.diff(full_values[:, :12], dim=1)
-    distinct = (gaps[:, 1:] > 1e-6) & (gaps[:, :-1] > 1e-6)  # eigenvalues 2..11 apart from both neighbours
-    assert distinct.any()
-    overlap = (vectors[:, :, 1:] * full_vectors[:, :, 1:11]).sum(1).abs()  # |<u, v>| = 1 for the same line
-    torch.testing.assert_close(overlap[distinct], torch.ones_like(overlap[distinct]), atol=1e-9, rtol=0)

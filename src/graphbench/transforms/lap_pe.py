@@ -25,10 +25,7 @@ class LapPE(BaseTransform):
         L = I - D^{-1/2} A D^{-1/2} = U \Lambda U^\top,
         \qquad 0 \le \lambda_1 \le \lambda_2 \le \dots \le \lambda_N \le 2
 
-    is diagonalised densely in float64 (cast to float32): on the CPU only the needed eigenpairs
-    :math:`1..k+1`, by LAPACK's ``dsyevr`` (``scipy.linalg.eigh(subset_by_index=...)``), which
-    skips the back-transformation of the other :math:`N - k - 1` eigenvectors (about half of a full
-    ``eigh``'s work at Peptides' sizes); elsewhere ``torch.linalg.eigh`` (all pairs).
+    is diagonalised densely (``torch.linalg.eigh`` in float64, cast to float32).
     An isolated node is thus its own eigenvector with eigenvalue 1 (as in PyG's
     :func:`~torch_geometric.utils.get_laplacian`); :math:`\lambda_1 = 0` unless the
     graph has no edges.
@@ -117,33 +114,12 @@ def laplacian_eigenpairs(graphs: Sequence[Data], num_nodes: int, k: int) -> tupl
     dinv = torch.where(deg > 0, deg.clamp(min=1e-300).rsqrt(), torch.zeros_like(deg))
     eye = torch.eye(n, dtype=adj.dtype, device=adj.device)
     lap = eye - dinv.unsqueeze(-1) * adj * dinv.unsqueeze(-2)
-    evals, evecs = smallest_eigenpairs(lap, kk + 1)
-    evals, evecs = evals[:, 1:], evecs[:, :, 1:]
+    evals, evecs = torch.linalg.eigh(lap)
+    evals, evecs = evals[:, 1 : kk + 1], evecs[:, :, 1 : kk + 1]
     evecs = evecs * _canonical_sign(evecs).unsqueeze(1)
     vecs[:, :, :kk] = evecs.to(vecs.dtype)
     vals[:, :kk] = evals.to(vals.dtype)
     return vecs, vals
-
-
-def smallest_eigenpairs(matrices: Tensor, count: int) -> tuple[Tensor, Tensor]:
-    r"""The ``count`` smallest eigenvalues ``[B, count]`` (ascending) and their eigenvectors
-    ``[B, n, count]`` of the symmetric ``matrices`` ``[B, n, n]``.
-
-    On the CPU, LAPACK's ``dsyevr`` through :func:`scipy.linalg.eigh` with ``subset_by_index``
-    (torch exposes only the all-pairs ``syevd``): the same eigenvalues and eigenspaces as
-    ``torch.linalg.eigh`` (tested), at about half its cost when ``count`` is much smaller than ``n``.
-    """
-    if matrices.device.type != "cpu" or count >= matrices.size(-1):
-        evals, evecs = torch.linalg.eigh(matrices)
-        return evals[:, :count], evecs[:, :, :count]
-    import scipy.linalg
-
-    evals = torch.empty(matrices.size(0), count, dtype=matrices.dtype)
-    evecs = torch.empty(matrices.size(0), matrices.size(1), count, dtype=matrices.dtype)
-    for b, matrix in enumerate(matrices.numpy()):
-        values, vectors = scipy.linalg.eigh(matrix, subset_by_index=[0, count - 1], driver="evr", check_finite=False)
-        evals[b], evecs[b] = torch.from_numpy(values), torch.from_numpy(vectors)
-    return evals, evecs
 
 
 def _canonical_sign(evecs: Tensor, tol: float = 1e-6) -> Tensor:
