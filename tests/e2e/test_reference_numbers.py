@@ -1,7 +1,13 @@
 """Refactors keep the numbers: four runs must give exactly the metrics recorded before the data layer
 was restructured (``reference_numbers.json``, recorded with the same seeds on this project's
-machine). The tolerance only absorbs float summation order; any change of data, split, model or
-protocol moves these numbers far more.
+machine with 2 torch threads). The runs use 2 torch threads whatever the machine (the thread count
+splits reductions: with 1 thread the 3-epoch default accuracy moved by 4 points), and the tolerance
+(relative 5e-3) absorbs the float summation order that still differs between CPUs
+(another vector width, another kernel: on an AMD EPYC without AVX-512 the Peptides AP moved by 1e-5
+and a 20-epoch MLP loss by 6e-4 against the recording machine); any change of data, split, model or
+protocol moves these numbers far more. The default cases train 3 epochs: on the ``cycles`` set the
+validation accuracy jumps between 0.5 and 1.0 from epoch to epoch, and over 20 epochs such float
+differences grew into another trajectory (best epoch 18 instead of 10).
 
 Regenerate (only when a change is *meant* to move numbers, and say so in the commit):
 ``GRAPHBENCH_RECORD_REFERENCE=1 python -m pytest tests/e2e/test_reference_numbers.py``.
@@ -11,9 +17,11 @@ from __future__ import annotations
 
 import json
 import os
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
+import torch
 
 from graphbench.train import train
 from tests.conftest import real_data_root
@@ -22,8 +30,8 @@ REFERENCE = Path(__file__).with_name("reference_numbers.json")
 RECORD = os.environ.get("GRAPHBENCH_RECORD_REFERENCE") == "1"
 
 CASES: dict[str, list[str]] = {
-    "default": [],
-    "default-mlp": ["model=mlp"],
+    "default": ["trainer.max_epochs=3"],
+    "default-mlp": ["model=mlp", "trainer.max_epochs=3"],
     "cora-gcn": ["experiment=planetoid/cora-gcn"],
     "peptides-func-gcn-limited": [
         "dataset=peptides-func",
@@ -40,7 +48,20 @@ CASES["peptides-func-gcn-limited-plain"] = [*CASES["peptides-func-gcn-limited"],
 NEEDS_REAL_DATA = {"cora-gcn", "peptides-func-gcn-limited", "peptides-func-gcn-limited-plain"}
 
 
+#: torch threads of the recorded runs
+THREADS = 2
+
+
+@pytest.fixture
+def recorded_threads() -> Iterator[None]:
+    before = torch.get_num_threads()
+    torch.set_num_threads(THREADS)
+    yield
+    torch.set_num_threads(before)
+
+
 @pytest.mark.slow
+@pytest.mark.usefixtures("recorded_threads")
 @pytest.mark.parametrize("case", list(CASES))
 def test_numbers_are_unchanged(case: str, compose_cfg, shared_cache_dir: Path, tmp_path: Path) -> None:
     overrides = ["trainer.enable_progress_bar=false", "logger=none", *CASES[case]]
@@ -65,4 +86,4 @@ def test_numbers_are_unchanged(case: str, compose_cfg, shared_cache_dir: Path, t
     assert got["epochs_trained"] == expected["epochs_trained"]
     assert set(got["metrics"]) == set(expected["metrics"])
     for key, value in expected["metrics"].items():
-        assert got["metrics"][key] == pytest.approx(value, abs=1e-5), key
+        assert got["metrics"][key] == pytest.approx(value, rel=5e-3, abs=1e-5), key
