@@ -230,7 +230,7 @@ def peak_rss(ctx: Context, jobs: Sequence[tuple[Recipe, str]], steps: int) -> li
     """``VmHWM`` in MiB of a fresh process per job (recipe, ``graphbench`` or ``reference``) that prepares
     the recipe's data and networks and trains that model for ``steps`` batches. A quick run (a smoke test,
     figures meaningless) runs every job in one fresh process, one process start and import fewer a job."""
-    groups = [list(jobs)] if ctx.quick else [[job] for job in jobs]
+    groups = [list(jobs)] if ctx.quick and jobs else [[job] for job in jobs]
     return [peak for group in groups for peak in _peak_rss_in_process(ctx, group, steps)]
 
 
