@@ -268,9 +268,10 @@ class SaintRandomWalk(GraphSAINT):
         current = torch.randint(csc.num_nodes, (self.budget,), generator=generator)
         visited = [current]
         for _ in range(self.walk_length):
-            d = csc.colptr[current + 1] - csc.colptr[current]  # not csc.in_degree: that is graph-sized
+            start = csc.colptr[current]
+            d = csc.colptr[current + 1] - start  # not csc.in_degree: that is graph-sized
             offset = (torch.rand(current.numel(), generator=generator, dtype=torch.float64) * d).long()
-            position = (csc.colptr[current] + offset).clamp(max=csc.row.numel() - 1)
+            position = (start + offset).clamp(max=csc.row.numel() - 1)
             current = torch.where(d > 0, csc.row[position], current)
             visited.append(current)
         return torch.unique(torch.cat(visited))
