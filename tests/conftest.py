@@ -51,7 +51,13 @@ def fresh_wandb_settings() -> Iterator[None]:
 
 @pytest.fixture(scope="session")
 def shared_cache_dir(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    """One processed-data cache for the whole session, so the real datasets are processed once."""
+    """One processed-data cache for the whole session, so the real datasets are processed once. Under
+    pytest-xdist the workers share it (their base temps are siblings); the dataset cache's file lock
+    makes a worker wait for the one processing a dataset, then load its result."""
+    if os.environ.get("PYTEST_XDIST_WORKER"):
+        shared = tmp_path_factory.getbasetemp().parent / "shared-cache"
+        shared.mkdir(exist_ok=True)
+        return shared
     return tmp_path_factory.mktemp("shared-cache")
 
 

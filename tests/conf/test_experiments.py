@@ -50,8 +50,17 @@ def test_sbm_large_sampler_commands_compose_and_build_their_samplers(hydra_conf:
         assert cfg.dataset.name == "sbm-large" and cfg.dataset.homophily == 0.6
         assert cfg.model.name in ("gcn", "sage") and cfg.model.num_layers == 2
         sampler = sampler_argument(cfg)["sampler"]  # as build_datamodule builds it
-        samplers[cfg.sampler.name] = (sampler, cfg.trainer.max_epochs)
-    assert len(commands) == 6 * 2 * 3  # six samplers, two models, three seeds
+        samplers.setdefault(cfg.sampler.name, []).append((cfg.model.name, sampler, cfg.trainer.max_epochs))
+    # six samplers for both models, then four denser subgraph samplers for SAGE; three seeds each
+    assert len(commands) == 6 * 2 * 3 + 4 * 3
     assert sorted(samplers) == ["cluster_gcn", "full", "neighbor", "saint_edge", "saint_node", "saint_rw"]
-    assert samplers["saint_node"][0].budget == 20000 and samplers["cluster_gcn"][0].parts_per_batch == 8
-    assert samplers["full"][1] == 400 and samplers["neighbor"][1] == 10
+    assert samplers["full"][0][2] == 400 and samplers["neighbor"][0][2] == 10
+    sizes = {
+        name: sorted({(model, getattr(s, "budget", None) or s.parts_per_batch) for model, s, _ in runs})
+        for name, runs in samplers.items()
+        if name in ("cluster_gcn", "saint_node")
+    }
+    assert sizes == {
+        "cluster_gcn": [("gcn", 8), ("sage", 8), ("sage", 20)],
+        "saint_node": [("gcn", 20000), ("sage", 20000), ("sage", 120000)],
+    }

@@ -137,3 +137,11 @@ def test_presampling_is_cached_by_its_parameters() -> None:
 
     SaintEdge(budget=2, num_steps=1, presample_steps=10, presample_seed=3).train_loader(small_graph(), SamplerContext(0, cache))
     assert calls == [("saint", ("saint_edge", 2, 10, 50, 3))]
+
+
+def test_the_loader_logs_the_subgraph_size_and_steps(caplog: pytest.LogCaptureFixture) -> None:
+    """200 draws of the node sampler on 7 nodes take every node (with the default presample_seed): 7 nodes a
+    subgraph, and num_steps=null makes the subgraphs add up to the graph: one step an epoch."""
+    with caplog.at_level("INFO", logger="graphbench.data.samplers.saint"):
+        SaintNode(budget=200, presample_steps=4).train_loader(small_graph(), SamplerContext(0, no_cache))
+    assert caplog.messages == ["sampler=saint_node: subgraphs of 7 nodes on average (of 7; over 4 pre-sampled), 1 step an epoch"]

@@ -23,6 +23,7 @@ number of loader workers, and the ranks of a data-parallel run draw different su
 
 from __future__ import annotations
 
+import logging
 import math
 from abc import abstractmethod
 from dataclasses import dataclass
@@ -40,6 +41,8 @@ from graphbench.data.samplers.base import Sampler, SamplerContext, positive_int
 from graphbench.data.samplers.neighbor import segment_arange, segment_ids
 from graphbench.data.store.sharding import Shard
 from graphbench.errors import ConfigError
+
+log = logging.getLogger(__name__)
 
 
 @dataclass
@@ -151,6 +154,15 @@ class GraphSAINT(Sampler):
         node_count = norm["node_count"].clamp(min=1).double()
         loss_weight = (norm["steps"] / (node_count * num_train)).float()
         num_steps = self.num_steps or expected_steps(csc.num_nodes, norm["mean_nodes"])
+        log.info(
+            "sampler=%s: subgraphs of %s nodes on average (of %s; over %d pre-sampled), %d step%s an epoch",
+            self.name,
+            f"{norm['mean_nodes']:,.0f}",
+            f"{csc.num_nodes:,}",
+            norm["steps"],
+            num_steps,
+            "" if num_steps == 1 else "s",
+        )
         return DataLoader(
             SeedAsItem(),
             batch_size=None,
