@@ -8,6 +8,7 @@ from collections.abc import Callable, Iterator
 from pathlib import Path
 
 import pytest
+import torch
 from hydra import compose, initialize_config_dir
 from hydra.core.global_hydra import GlobalHydra
 from omegaconf import DictConfig, open_dict
@@ -17,6 +18,11 @@ from tests.paths import CONF, SHARED_DATA
 
 os.environ.setdefault("WANDB_MODE", "offline")
 os.environ.setdefault("WANDB_SILENT", "true")
+if os.environ.get("PYTEST_XDIST_WORKER"):
+    # the workers share the machine's cores: one torch thread each (and in the runs they start), so that
+    # they do not oversubscribe them; tests that need a thread count pin it themselves
+    os.environ.setdefault("OMP_NUM_THREADS", "1")
+    torch.set_num_threads(int(os.environ["OMP_NUM_THREADS"]))
 
 #: overrides that make a cycles run take seconds
 FAST_CYCLES = [

@@ -72,8 +72,12 @@ def test_chunking_and_threads_keep_order():
     graphs = mixed_graphs()
     threads = torch.get_num_threads()
     serial = map_grouped(graphs, LapPE(k=4)._kernel, parallel=False)
-    pooled = map_grouped(graphs, LapPE(k=4)._kernel, max_elements=200)  # many chunks per size
-    assert torch.get_num_threads() == threads
+    torch.set_num_threads(2)  # a pool of two workers, whatever the test process was given
+    try:
+        pooled = map_grouped(graphs, LapPE(k=4)._kernel, max_elements=200)  # many chunks per size
+        assert torch.get_num_threads() == 2
+    finally:
+        torch.set_num_threads(threads)
     for data, a, b in zip(graphs, serial, pooled):
         assert a["lap_pe"].shape == (data.num_nodes, 4)
         ea, eb = Data(num_nodes=data.num_nodes, **a), Data(num_nodes=data.num_nodes, **b)
