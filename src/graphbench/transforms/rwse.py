@@ -32,7 +32,8 @@ class RWSE(BaseTransform):
     Computed by sparse-dense products, linear in the number of edges per step (no dense
     :math:`N \times N` matrix product): the graphs of a chunk (equal node counts) form one
     block-diagonal CSR matrix, and the columns :math:`X_t = M^t [I; I; \dots]` are advanced one
-    sparse product per step, in float64 (cast to float32 at the end). For a symmetric
+    sparse product per step, in float32 as PyG computes (the degrees and the normalization in
+    float64), which halves the memory traffic of float64 products. For a symmetric
     non-negative :math:`A` (undirected graphs), :math:`P` is similar to
     :math:`S = D^{-1/2} A D^{-1/2}` (zero rows and columns at isolated nodes), which has the same
     diagonal powers, and only :math:`\lceil k/2 \rceil` products are needed:
@@ -101,11 +102,11 @@ def return_probabilities(graphs: Sequence[Data], num_nodes: int, k: int) -> Tens
     size = batch * n
     deg = torch.zeros(size, dtype=torch.float64, device=device).index_add_(0, row, weight)
     # X_0: node (b, i) holds the unit vector e_i of its own graph
-    cols = torch.eye(n, dtype=torch.float64, device=device).repeat(batch, 1)
+    cols = torch.eye(n, dtype=torch.float32, device=device).repeat(batch, 1)
     diag = torch.arange(size, device=device), torch.arange(size, device=device) % n
     if _is_symmetric(row, col, weight, size):
         dinv = torch.where(deg > 0, deg.clamp(min=1e-300).rsqrt(), torch.zeros_like(deg))
-        sym = _csr(row, col, dinv[row] * weight * dinv[col], size)
+        sym = _csr(row, col, (dinv[row] * weight * dinv[col]).float(), size)
         steps = [cols]
         for _ in range(k // 2 + 1 if k % 2 else k // 2):
             steps.append(torch.sparse.mm(sym, steps[-1]))
@@ -115,13 +116,13 @@ def return_probabilities(graphs: Sequence[Data], num_nodes: int, k: int) -> Tens
             out.append((steps[half] * steps[t - half]).view(batch, n, n).sum(1).view(-1))
         pe = torch.stack(out, dim=-1)
     else:
-        trans = _csr(row, col, weight * torch.where(deg > 0, 1.0 / deg, torch.zeros_like(deg))[row], size)
+        trans = _csr(row, col, (weight * torch.where(deg > 0, 1.0 / deg, torch.zeros_like(deg))[row]).float(), size)
         out = []
         for _ in range(k):
             cols = torch.sparse.mm(trans, cols)
             out.append(cols[diag])
         pe = torch.stack(out, dim=-1)
-    return pe.to(torch.float32).view(batch, n, k)
+    return pe.view(batch, n, k)
 
 
 def block_edges(graphs: Sequence[Data], num_nodes: int, dtype: torch.dtype) -> tuple[Tensor, Tensor, Tensor]:
