@@ -103,7 +103,6 @@ def return_probabilities(graphs: Sequence[Data], num_nodes: int, k: int) -> Tens
     deg = torch.zeros(size, dtype=torch.float64, device=device).index_add_(0, row, weight)
     # X_0: node (b, i) holds the unit vector e_i of its own graph
     cols = torch.eye(n, dtype=torch.float32, device=device).repeat(batch, 1)
-    diag = torch.arange(size, device=device), torch.arange(size, device=device) % n
     if _is_symmetric(row, col, weight, size):
         dinv = torch.where(deg > 0, deg.clamp(min=1e-300).rsqrt(), torch.zeros_like(deg))
         sym = _csr(row, col, (dinv[row] * weight * dinv[col]).float(), size)
@@ -117,6 +116,7 @@ def return_probabilities(graphs: Sequence[Data], num_nodes: int, k: int) -> Tens
         pe = torch.stack(out, dim=-1)
     else:
         trans = _csr(row, col, (weight * torch.where(deg > 0, 1.0 / deg, torch.zeros_like(deg))[row]).float(), size)
+        diag = torch.arange(size, device=device), torch.arange(size, device=device) % n
         out = []
         for _ in range(k):
             cols = torch.sparse.mm(trans, cols)
