@@ -5,6 +5,7 @@ from __future__ import annotations
 import os
 import sys
 from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from pathlib import Path
 
 import pytest
@@ -18,7 +19,9 @@ from tests.paths import CONF, SHARED_DATA
 
 os.environ.setdefault("WANDB_MODE", "offline")
 os.environ.setdefault("WANDB_SILENT", "true")
-if os.environ.get("PYTEST_XDIST_WORKER"):
+#: set in the processes of pytest-xdist's workers
+XDIST_WORKER = os.environ.get("PYTEST_XDIST_WORKER")
+if XDIST_WORKER:
     # the workers share the machine's cores: one torch thread each (and in the runs they start), so that
     # they do not oversubscribe them; tests that need a thread count pin it themselves
     os.environ.setdefault("OMP_NUM_THREADS", "1")
@@ -35,6 +38,17 @@ FAST_CYCLES = [
     "model.hidden_dim=16",
     "model.num_layers=2",
 ]
+
+
+@contextmanager
+def torch_threads(count: int) -> Iterator[None]:
+    """Torch's intra-op thread count set to ``count`` inside the block, restored after it."""
+    before = torch.get_num_threads()
+    torch.set_num_threads(count)
+    try:
+        yield
+    finally:
+        torch.set_num_threads(before)
 
 
 def real_data_root() -> Path:
@@ -60,7 +74,7 @@ def shared_cache_dir(tmp_path_factory: pytest.TempPathFactory) -> Path:
     """One processed-data cache for the whole session, so the real datasets are processed once. Under
     pytest-xdist the workers share it (their base temps are siblings); the dataset cache's file lock
     makes a worker wait for the one processing a dataset, then load its result."""
-    if os.environ.get("PYTEST_XDIST_WORKER"):
+    if XDIST_WORKER:
         shared = tmp_path_factory.getbasetemp().parent / "shared-cache"
         shared.mkdir(exist_ok=True)
         return shared

@@ -21,10 +21,9 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-import torch
 
 from graphbench.train import train
-from tests.conftest import real_data_root
+from tests.conftest import real_data_root, torch_threads
 
 REFERENCE = Path(__file__).with_name("reference_numbers.json")
 RECORD = os.environ.get("GRAPHBENCH_RECORD_REFERENCE") == "1"
@@ -54,10 +53,8 @@ THREADS = 2
 
 @pytest.fixture
 def recorded_threads() -> Iterator[None]:
-    before = torch.get_num_threads()
-    torch.set_num_threads(THREADS)
-    yield
-    torch.set_num_threads(before)
+    with torch_threads(THREADS):
+        yield
 
 
 @pytest.mark.slow

@@ -11,6 +11,7 @@ from torch_geometric.utils import to_undirected
 from graphbench.transforms.lap_pe import LapPE
 from graphbench.transforms.precompute import PECompose, map_grouped, precompute
 from graphbench.transforms.rwse import RWSE
+from tests.conftest import torch_threads
 
 
 def undirected(edges: list[tuple[int, int]], n: int) -> Data:
@@ -72,12 +73,10 @@ def test_chunking_and_threads_keep_order():
     graphs = mixed_graphs()
     threads = torch.get_num_threads()
     serial = map_grouped(graphs, LapPE(k=4)._kernel, parallel=False)
-    torch.set_num_threads(2)  # a pool of two workers, whatever the test process was given
-    try:
+    with torch_threads(2):  # a pool of two workers, whatever the test process was given
         pooled = map_grouped(graphs, LapPE(k=4)._kernel, max_elements=200)  # many chunks per size
         assert torch.get_num_threads() == 2
-    finally:
-        torch.set_num_threads(threads)
+    assert torch.get_num_threads() == threads
     for data, a, b in zip(graphs, serial, pooled):
         assert a["lap_pe"].shape == (data.num_nodes, 4)
         ea, eb = Data(num_nodes=data.num_nodes, **a), Data(num_nodes=data.num_nodes, **b)

@@ -17,6 +17,7 @@ from graphbench.data.samplers.saint import (
     induced_edges,
 )
 from graphbench.modules.layers import SAGELayer
+from tests.conftest import torch_threads
 
 #: an irregular 7-node graph (both directions): a triangle 0-1-2, a tail 2-3-4, a hub 4-5, 4-6, 5-6
 PAIRS = [(0, 1), (1, 2), (0, 2), (2, 3), (3, 4), (4, 5), (4, 6), (5, 6)]
@@ -51,10 +52,8 @@ SAMPLERS = {
 @pytest.fixture
 def one_thread():  # type: ignore[no-untyped-def]
     """Thousands of tiny operations: one torch thread avoids a thread hand-off per operation."""
-    threads = torch.get_num_threads()
-    torch.set_num_threads(1)
-    yield
-    torch.set_num_threads(threads)
+    with torch_threads(1):
+        yield
 
 
 @pytest.mark.parametrize("kind", sorted(SAMPLERS))
