@@ -197,19 +197,3 @@ def test_spmm_writes_exactly_what_sparse_mm_computes() -> None:
     empty = csr(torch.zeros(0, dtype=torch.long), torch.zeros(0, dtype=torch.long), torch.zeros(0), (4, 0))
     assert torch.equal(spmm(empty, torch.zeros(0, 3)), torch.zeros(4, 3))
     assert spmm(matrix, torch.zeros(300, 0)).shape == (60, 0)
-
-
-@pytest.mark.parametrize("order", ["sorted", "unsorted"])
-def test_incidence_is_the_coo_matrix_of_the_edges(order: str) -> None:
-    # the stable sort (or none, for sorted indices) builds csr(index, arange(E), 1)
-    from graphbench.modules.propagation import csr
-
-    index = torch.randint(0, 40, (500,), generator=torch.Generator().manual_seed(1))
-    if order == "sorted":
-        index = index.sort().values
-    plan = EdgePlan(torch.stack([index, index.flip(0)]), 45)
-    expected = csr(index, torch.arange(500), torch.ones(500), (45, 500))
-    built = plan.src_incidence
-    assert torch.equal(built.crow_indices(), expected.crow_indices())
-    assert torch.equal(built.col_indices(), expected.col_indices())
-    assert torch.equal(built.values(), expected.values())

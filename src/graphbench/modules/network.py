@@ -114,7 +114,7 @@ class GraphNetwork(nn.Module):
             e = self.edge_encoder(edge_attr)
         edge_batch = batch[data.edge_index[0]] if batch is not None else None
         edge_weight: Tensor | None = getattr(data, "edge_weight", None)
-        # the batch's sparse operators (sorted incidences, GCN's normalized adjacency), built once
+        # the batch's operators (GCN's normalized adjacency, the gathers and sums), built once
         # here and shared by every layer instead of being recomputed layer by layer
         plan = (
             EdgePlan(data.edge_index, h.size(0), edge_weight)

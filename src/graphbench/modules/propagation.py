@@ -1,26 +1,21 @@
-r"""Message passing by sparse-dense products, with the per-batch work done once.
+r"""Message passing with the per-batch work done once.
 
 A layer of a message-passing stack gathers node rows along the edges (:math:`x_{\mathrm{src}(e)}`)
-and sums edge rows into their receiving nodes (:math:`\sum_{e:\,\mathrm{dst}(e)=i} m_e`). PyG does
-both with ``index_select`` and ``scatter_add``, and autograd turns the gather's backward into an
-``index_add``: on CPU, both sums are slow (atomic-free but serial over a large ``[E, F]`` buffer).
-Written as products with the incidence matrices
+and sums edge rows into their receiving nodes (:math:`\sum_{e:\,\mathrm{dst}(e)=i} m_e`).
+:class:`EdgePlan` holds what depends on a batch's ``edge_index`` alone, built once and shared by
+every layer of the stack: GCN's normalized adjacency :math:`\hat D^{-1/2}(A + I)\hat D^{-1/2}`
+(Kipf & Welling, 2017), from PyG's own ``gcn_norm``, as a CSR matrix with its transpose for the
+backward pass, so that a GCN layer is one sparse-dense product (``torch.sparse.mm``) instead of
+PyG's per-layer renormalization, gather, edge-weight product and scatter.
 
-.. math::
-    S_{\mathrm{dst}} \in \{0,1\}^{N \times E},\ (S_{\mathrm{dst}})_{ie} = [\mathrm{dst}(e) = i],
-    \qquad
-    \mathrm{scatter}(m) = S_{\mathrm{dst}}\, m, \qquad
-    \frac{\partial\, x_{\mathrm{src}}}{\partial x}^{\!\top} g = S_{\mathrm{src}}\, g,
-
-the sums become CSR sparse-dense products (``torch.sparse.mm``), whose rows are independent.
-The CSR matrices depend only on ``edge_index``, so :class:`EdgePlan` builds them once per batch
-(one sort each) and every layer of the stack reuses them. GCN's normalized adjacency
-:math:`\hat D^{-1/2}(A + I)\hat D^{-1/2}` (Kipf & Welling, 2017), from PyG's own ``gcn_norm``, is
-likewise built once per batch, with its transpose for the backward pass.
+The gathers and the sums of per-edge messages (GINE, GatedGCN) are torch's ``index_select`` and
+PyG's ``scatter``, the ops PyG itself uses. Written as products with the ``[N, E]`` incidence
+matrices they were measured slower on a quiet 2-core CPU (LRGB-tuned GINE 0.92x, GatedGCN 0.96x of
+plain PyG's epoch, against 1.00x and 1.11x with these ops, ``benchmarks/reference.py``).
 
 The plan is explicit: :class:`~graphbench.modules.network.GraphNetwork` builds one per forward pass
 and hands it to the layers that declare ``uses_plan = True``; nothing is cached between batches.
-Results equal PyG's scatter path up to float summation order (tests/modules/test_propagation.py).
+Results equal PyG's paths up to float summation order (tests/modules/test_propagation.py).
 """
 
 from __future__ import annotations
@@ -75,41 +70,14 @@ class _SparseProduct(torch.autograd.Function):
         return spmm(ctx.transpose, grad.contiguous()), None, None
 
 
-class _Gather(torch.autograd.Function):
-    """``x[index]``, with the backward as a product with the incidence matrix of ``index``."""
-
-    @staticmethod
-    def forward(ctx, x: Tensor, index: Tensor, incidence: Tensor) -> Tensor:  # type: ignore[override]
-        ctx.incidence = incidence
-        return x.index_select(0, index)
-
-    @staticmethod
-    def backward(ctx, grad: Tensor) -> tuple[Tensor, None, None]:  # type: ignore[override]
-        return spmm(ctx.incidence, grad.contiguous()), None, None
-
-
-class _Scatter(torch.autograd.Function):
-    """``scatter_sum(m, index)`` as a product with the incidence matrix; the backward gathers."""
-
-    @staticmethod
-    def forward(ctx, m: Tensor, index: Tensor, incidence: Tensor) -> Tensor:  # type: ignore[override]
-        ctx.save_for_backward(index)
-        return spmm(incidence, m.contiguous())
-
-    @staticmethod
-    def backward(ctx, grad: Tensor) -> tuple[Tensor, None, None]:  # type: ignore[override]
-        (index,) = ctx.saved_tensors
-        return grad.index_select(0, index), None, None
-
-
 def _transformed(x: Tensor) -> bool:
     """Whether ``x`` is inside a ``torch.func`` transform (``vmap``, ``vjp``: the NTK callback), where
-    sparse CSR tensors cannot go; there the same sums run as gather and ``index_add``."""
+    sparse CSR tensors cannot go; there GCN's product runs as a gather and ``index_add``."""
     return bool(torch._C._functorch.is_functorch_wrapped_tensor(x))
 
 
 class EdgePlan:
-    r"""The sparse operators of one batch's ``edge_index`` (``[2, E]``, ``edge_index[1]`` receives),
+    r"""What every layer needs from one batch's ``edge_index`` (``[2, E]``, ``edge_index[1]`` receives),
     built on first use and shared by every layer that is handed this plan.
 
     * :meth:`gather_src` / :meth:`gather_dst`: :math:`x_{\mathrm{src}(e)}` / :math:`x_{\mathrm{dst}(e)}`
@@ -136,31 +104,6 @@ class EdgePlan:
         self.src, self.dst = edge_index[0], edge_index[1]
         self.edge_weight = edge_weight
 
-    def _incidence(self, index: Tensor) -> Tensor:
-        """``[N, E]`` CSR with a one at ``(index[e], e)``: its column indices are the edges in stable
-        order of ``index`` (one stable sort of ``E`` keys, none when ``index`` is already sorted, as
-        a batch's sources are), the same matrix :func:`csr` builds from ``(index, arange(E))``."""
-        num_edges = index.numel()
-        if num_edges < 2 or bool((index[1:] >= index[:-1]).all()):
-            rows, cols = index, torch.arange(num_edges, device=index.device)
-        else:
-            rows, cols = torch.sort(index, stable=True)
-        ones = torch.ones(num_edges, dtype=torch.float32, device=index.device)
-        rowptr = torch._convert_indices_from_coo_to_csr(rows, self.num_nodes)
-        with warnings.catch_warnings():  # "sparse CSR support is in beta": the products are tested
-            warnings.simplefilter("ignore")
-            return torch.sparse_csr_tensor(rowptr, cols, ones, (self.num_nodes, num_edges), check_invariants=False)
-
-    @cached_property
-    def src_incidence(self) -> Tensor:
-        """:math:`S_{\\mathrm{src}}`, ``[N, E]`` CSR."""
-        return self._incidence(self.src)
-
-    @cached_property
-    def dst_incidence(self) -> Tensor:
-        """:math:`S_{\\mathrm{dst}}`, ``[N, E]`` CSR."""
-        return self._incidence(self.dst)
-
     @cached_property
     def gcn_edges(self) -> tuple[Tensor, Tensor]:
         """GCN's normalized edges: ``edge_index`` with self-loops and their weights (PyG's ``gcn_norm``,
@@ -177,19 +120,16 @@ class EdgePlan:
         return csr(dst, src, weight, shape), csr(src, dst, weight, shape)
 
     def gather_src(self, x: Tensor) -> Tensor:
-        if _transformed(x):
-            return x.index_select(0, self.src)
-        return _Gather.apply(x, self.src, self._as(self.src_incidence, x))
+        return x.index_select(0, self.src)
 
     def gather_dst(self, x: Tensor) -> Tensor:
-        if _transformed(x):
-            return x.index_select(0, self.dst)
-        return _Gather.apply(x, self.dst, self._as(self.dst_incidence, x))
+        return x.index_select(0, self.dst)
 
     def scatter_dst(self, m: Tensor) -> Tensor:
-        if _transformed(m):
-            return m.new_zeros((self.num_nodes, *m.shape[1:])).index_add(0, self.dst, m)
-        return _Scatter.apply(m, self.dst, self._as(self.dst_incidence, m))
+        out = m.new_zeros((self.num_nodes, *m.shape[1:]))
+        # in place into the fresh zeros, except under torch.func, whose vmap cannot write batched
+        # rows into an unbatched tensor
+        return out.index_add(0, self.dst, m) if _transformed(m) else out.index_add_(0, self.dst, m)
 
     def gcn_propagate(self, x: Tensor) -> Tensor:
         if _transformed(x):

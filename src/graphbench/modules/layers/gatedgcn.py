@@ -21,9 +21,9 @@ class GatedGCNLayer(nn.Module):
     both are applied by the network around the layer. ``edge_index[1]`` is the receiving node ``i``.
 
     ``sparse=True`` gathers and sums through the batch's
-    :class:`~graphbench.modules.propagation.EdgePlan` (CSR incidence products, built once for all
-    layers, also in the backward pass); ``sparse=False`` uses PyG's ``scatter`` and autograd's
-    ``index_put`` backward. Both agree up to float rounding.
+    :class:`~graphbench.modules.propagation.EdgePlan` and adds the gathered terms into one edge
+    buffer, in place; ``sparse=False`` uses PyG's ``scatter`` and autograd's ``index_put``
+    backward. Both agree up to float rounding.
     """
 
     updates_edges = True

@@ -14,8 +14,8 @@ class GINELayer(nn.Module):
 
     The parameters are those of PyG's :class:`~torch_geometric.nn.GINEConv`. With ``sparse=True``
     the gather and the sum over neighbours go through the batch's
-    :class:`~graphbench.modules.propagation.EdgePlan` (sorted CSR incidence products shared by all
-    layers); ``sparse=False`` calls ``GINEConv`` itself. Both agree up to float rounding.
+    :class:`~graphbench.modules.propagation.EdgePlan` and build the messages in one buffer, in
+    place; ``sparse=False`` calls ``GINEConv`` itself. Both agree up to float rounding.
 
     With ``edge_weight`` (``[E]``, :math:`w_{ji}` on the edge :math:`j \to i`; GraphSAINT's
     :math:`1/\alpha_{j,i}`, with which the sum is the unbiased estimate of the full-graph sum) the sum
