@@ -9,9 +9,9 @@ backward pass, so that a GCN layer is one sparse-dense product (``torch.sparse.m
 PyG's per-layer renormalization, gather, edge-weight product and scatter.
 
 The gathers and the sums of per-edge messages (GINE, GatedGCN) are torch's ``index_select`` and
-PyG's ``scatter``, the ops PyG itself uses. Written as products with the ``[N, E]`` incidence
-matrices they were measured slower on a quiet 2-core CPU (LRGB-tuned GINE 0.92x, GatedGCN 0.96x of
-plain PyG's epoch, against 1.00x and 1.11x with these ops, ``benchmarks/reference.py``).
+``index_add_``. Written as products with the ``[N, E]`` incidence matrices they were measured
+slower on a quiet 2-core CPU: the LRGB-tuned GINE epoch at 0.92x of plain PyG's, against 1.07x with
+the index ops (``benchmarks/reference.py``; README, Performance).
 
 The plan is explicit: :class:`~graphbench.modules.network.GraphNetwork` builds one per forward pass
 and hands it to the layers that declare ``uses_plan = True``; nothing is cached between batches.
