@@ -114,8 +114,8 @@ class GraphNetwork(nn.Module):
             e = self.edge_encoder(edge_attr)
         edge_batch = batch[data.edge_index[0]] if batch is not None else None
         edge_weight: Tensor | None = getattr(data, "edge_weight", None)
-        # the batch's operators (GCN's normalized adjacency, the gathers and sums), built once
-        # here and shared by every layer instead of being recomputed layer by layer
+        # the batch's plan, made once here and shared by every layer: GCN's normalized adjacency
+        # is built on first use instead of being recomputed layer by layer
         plan = (
             EdgePlan(data.edge_index, h.size(0), edge_weight)
             if any(getattr(lay, "uses_plan", False) for lay in self.layers)
