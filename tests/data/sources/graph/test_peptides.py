@@ -38,6 +38,20 @@ def test_reads_official_csv_layout(tmp_path: Path) -> None:
     assert labels[2] == [0, 0, 0, 0, 0, 0, 0, 0, 1, 1]
 
 
+def test_label_cells_python_literals_and_a_clear_error(tmp_path: Path) -> None:
+    path = tmp_path / "peptide_multi_class_dataset.csv.gz"
+    cells = ['"[0, 1]"', '"(1, 0.5)"', '"[1e-3, 2]"']
+    rows = [",smiles,peptide_seq,labels,identifier"] + [f"{i},C,SEQ,{c},id{i}" for i, c in enumerate(cells)]
+    with gzip.open(path, "wt") as handle:
+        handle.write("\n".join(rows) + "\n")
+    assert read_peptides_csv(path, "labels")[1] == [[0, 1], [1, 0.5], [0.001, 2]]
+    rows.append('3,C,SEQ,"[0, oops]",id3')
+    with gzip.open(path, "wt") as handle:
+        handle.write("\n".join(rows) + "\n")
+    with pytest.raises(DataError, match=r"line 5: a label cell must be a list of numbers like '\[0, 1, 0\]', got '\[0, oops\]'"):
+        read_peptides_csv(path, "labels")
+
+
 def test_bulk_featurization_equals_serial_smiles2graph() -> None:
     y = torch.zeros(len(SMILES), 10)
     data, slices = featurize_smiles(SMILES, y, num_workers=2)

@@ -9,6 +9,7 @@ from __future__ import annotations
 import ast
 import csv
 import gzip
+import json
 from pathlib import Path
 from typing import Any
 
@@ -80,8 +81,23 @@ def read_peptides_csv(path: Path, label_column: str) -> tuple[list[str], list[li
             raise DataError(f"{path}: expected columns 'smiles' and '{label_column}', found {reader.fieldnames}")
         for row in reader:
             smiles.append(row["smiles"])
-            labels.append(ast.literal_eval(row[label_column]))
+            labels.append(_parse_label_list(row[label_column], path, reader.line_num))
     return smiles, labels
+
+
+def _parse_label_list(text: str, path: Path, line: int) -> list[float]:
+    """A label cell such as ``"[0, 1, 0]"``: read as JSON (10x faster than ``ast.literal_eval``, and
+    the same list for the official files), with ``ast.literal_eval`` for any other Python literal."""
+    try:
+        value = json.loads(text)
+    except ValueError:
+        try:
+            value = ast.literal_eval(text)
+        except (ValueError, SyntaxError):
+            value = None
+    if not isinstance(value, (list, tuple)) or not all(isinstance(v, (int, float)) for v in value):
+        raise DataError(f"{path}, line {line}: a label cell must be a list of numbers like '[0, 1, 0]', got {text[:80]!r}")
+    return list(value)
 
 
 def read_peptides_columns(path: Path, columns: tuple[str, ...]) -> tuple[list[str], np.ndarray]:
