@@ -5,8 +5,6 @@ LRGB loader's serial ``smiles2graph`` + one ``Data`` per graph + collate, and ag
 
 from __future__ import annotations
 
-import multiprocessing as mp
-import os
 from typing import Any
 
 import torch
@@ -14,6 +12,7 @@ import torch
 from benchmarks.common import Context, Row, Target, fmt_s, interleaved, median, paired_ratio, timed
 from benchmarks.peptides import CSV, RAW, datamodule, reference_process
 from graphbench.data.sources.graph.peptides import read_peptides_csv
+from graphbench.processes import map_chunks, usable_cores
 
 SPEEDUP = Target(">=", 2.0)
 RELOAD = Target("<=", 2.0, " s")
@@ -42,10 +41,7 @@ def rdkit_floor(smiles: list[str], workers: int) -> int:
     Returns how many parsed."""
     size = max(1, -(-len(smiles) // (workers * 4)))
     chunks = [smiles[i : i + size] for i in range(0, len(smiles), size)]
-    if workers > 1 and len(chunks) > 1:
-        with mp.get_context("fork").Pool(workers) as pool:
-            return sum(pool.map(_parse_chunk, chunks))
-    return sum(_parse_chunk(c) for c in chunks)
+    return sum(map_chunks(_parse_chunk, chunks, workers))
 
 
 def run(ctx: Context) -> list[Row]:
@@ -71,7 +67,7 @@ def run(ctx: Context) -> list[Row]:
         seconds, out["reference"] = timed(lambda: reference_process(ctx.data_dir / CSV, limit))
         return seconds
 
-    workers = len(os.sched_getaffinity(0))
+    workers = usable_cores()
     smiles = read_peptides_csv(ctx.data_dir / CSV, "labels")[0][:limit]
 
     def parse_only() -> float:

@@ -72,15 +72,25 @@ def test_lappe_batched_equals_per_graph_up_to_basis(k):
 def test_chunking_and_threads_keep_order():
     graphs = mixed_graphs()
     threads = torch.get_num_threads()
-    serial = map_grouped(graphs, LapPE(k=4)._kernel, parallel=False)
+    serial = map_grouped(graphs, RWSE(k=5)._kernel, parallel=False)
     with torch_threads(2):  # a pool of two workers, whatever the test process was given
-        pooled = map_grouped(graphs, LapPE(k=4)._kernel, max_elements=200)  # many chunks per size
+        pooled = map_grouped(graphs, RWSE(k=5)._kernel, max_elements=200)  # many chunks per size
         assert torch.get_num_threads() == 2
     assert torch.get_num_threads() == threads
     for data, a, b in zip(graphs, serial, pooled):
-        assert a["lap_pe"].shape == (data.num_nodes, 4)
-        ea, eb = Data(num_nodes=data.num_nodes, **a), Data(num_nodes=data.num_nodes, **b)
-        eigenspaces_agree(ea, eb, 4)
+        assert a["rwse"].shape == (data.num_nodes, 5)
+        assert torch.equal(a["rwse"], b["rwse"])
+
+
+def test_lappe_worker_processes_give_the_same_bits_in_order(monkeypatch):
+    graphs = mixed_graphs() * 3
+    monkeypatch.setattr(LapPE, "MIN_GRAPHS_TO_FORK", 1)
+    here = LapPE(k=4).transform_many(graphs, num_workers=1)
+    forked = LapPE(k=4).transform_many(graphs, num_workers=2)  # 16 chunks over two processes
+    for data, a, b in zip(graphs, here, forked):
+        torch.testing.assert_close(a.lap_pe, b.lap_pe, rtol=0, atol=0)
+        torch.testing.assert_close(a.lap_eigval, b.lap_eigval, rtol=0, atol=0, equal_nan=True)
+        eigenspaces_agree(b, LapPE(k=4)(data), 4)  # each result reached its own graph
 
 
 def test_precompute_compose_variants_and_inputs_untouched():

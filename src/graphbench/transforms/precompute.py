@@ -2,15 +2,14 @@ r"""Dataset-level precomputation of positional/structural encodings.
 
 Per-graph transforms (PyG's :class:`~torch_geometric.transforms.AddLaplacianEigenvectorPE`
 and :class:`~torch_geometric.transforms.AddRandomWalkPE`) pay Python and small-kernel
-overhead once per graph. Molecular datasets have tens of thousands of graphs but only a
-few hundred distinct node counts, so :func:`precompute` lets a transform group graphs by
-node count and run batched dense kernels on ``[B, n, n]`` tensors
-(:meth:`LapPE.transform_many <graphbench.transforms.lap_pe.LapPE.transform_many>`,
-:meth:`RWSE.transform_many <graphbench.transforms.rwse.RWSE.transform_many>`), spread
-over one worker thread per intra-op thread that torch is allowed to use.
-
-The helpers :func:`dense_adjacency` and :func:`map_grouped` are shared by the PE
-transforms; :class:`PECompose` chains PE transforms (``pe=lappe+rwse``).
+overhead once per graph. :func:`precompute` lets a transform encode the whole list at once:
+:meth:`RWSE.transform_many <graphbench.transforms.rwse.RWSE.transform_many>` groups graphs
+by node count (molecular datasets have tens of thousands of graphs but only a few hundred
+distinct node counts) and runs batched sparse products per group (:func:`map_grouped`),
+spread over one worker thread per intra-op thread that torch is allowed to use;
+:meth:`LapPE.transform_many <graphbench.transforms.lap_pe.LapPE.transform_many>` spreads
+its per-graph LAPACK calls over processes. :class:`PECompose` chains PE transforms
+(``pe=lappe+rwse``).
 """
 
 from __future__ import annotations
@@ -30,43 +29,6 @@ from torch_geometric.transforms import BaseTransform, Compose
 MAX_CHUNK_ELEMENTS: int = 1 << 20
 
 GroupKernel = Callable[[Sequence[Data], Hashable], list[dict[str, Tensor]]]
-
-
-def dense_adjacency(
-    graphs: Sequence[Data],
-    num_nodes: int,
-    dtype: torch.dtype,
-    remove_self_loops: bool = False,
-) -> Tensor:
-    r"""Stacks the dense (weighted) adjacency matrices of graphs with ``num_nodes`` nodes.
-
-    Returns ``A`` of shape ``[B, n, n]`` with :math:`A_{b,i,j} = \sum w_e` over the edges
-    :math:`e = (i, j)` of graph :math:`b` (parallel edges are summed; ``data.edge_weight``
-    is used when present, else 1). The edge direction is kept as given.
-    """
-    device = _device_of(graphs[0])
-    n = num_nodes
-    flat, vals = [], []
-    for b, data in enumerate(graphs):
-        edge_index = data.edge_index
-        if edge_index is None or edge_index.numel() == 0:
-            continue
-        row, col = edge_index[0].to(device), edge_index[1].to(device)
-        weight = data.get("edge_weight")
-        weight = (
-            torch.ones(row.numel(), dtype=dtype, device=device)
-            if weight is None
-            else weight.to(device=device, dtype=dtype).view(-1)
-        )
-        if remove_self_loops:
-            keep = row != col
-            row, col, weight = row[keep], col[keep], weight[keep]
-        flat.append(b * n * n + row * n + col)
-        vals.append(weight)
-    adj = torch.zeros(len(graphs) * n * n, dtype=dtype, device=device)
-    if flat:
-        adj.index_put_((torch.cat(flat),), torch.cat(vals), accumulate=True)
-    return adj.view(len(graphs), n, n)
 
 
 def map_grouped(
@@ -189,8 +151,3 @@ def _parallel_map(fn: Callable[[Any], Any], items: list[Any]) -> list[Any]:
 def _num_nodes(data: Data) -> int:
     n = data.num_nodes
     return 0 if n is None else int(n)
-
-
-def _device_of(data: Data) -> torch.device:
-    edge_index = data.edge_index
-    return edge_index.device if edge_index is not None else torch.device("cpu")

@@ -11,8 +11,6 @@ identical to calling ``smiles2graph`` serially (``tests/benchmarks/test_preproce
 from __future__ import annotations
 
 import gc
-import multiprocessing as mp
-import os
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from typing import Any, NamedTuple
@@ -26,6 +24,7 @@ from torch_geometric.data import Data
 
 from graphbench.data.store.collate import collate_concatenated
 from graphbench.errors import DataError
+from graphbench.processes import map_chunks, usable_cores
 
 
 class _OGBIndex(dict):  # type: ignore[type-arg]
@@ -139,15 +138,11 @@ def featurize_smiles(smiles: Sequence[str], y: Tensor, num_workers: int | None =
     the two directed edges ``(i, j), (j, i)`` in bond order, with the bond's features on both, and
     ``edge_index`` holds graph-local node ids: the graphs equal those of serial ``smiles2graph``.
     """
-    workers = num_workers or len(os.sched_getaffinity(0)) or 1
+    workers = num_workers or usable_cores()
     size = max(1, -(-len(smiles) // (workers * 4)))
     chunks = [smiles[i : i + size] for i in range(0, len(smiles), size)]
     try:
-        if workers > 1 and len(chunks) > 1:
-            with mp.get_context("fork").Pool(workers) as pool:
-                parts = pool.map(_featurize_chunk, chunks)
-        else:
-            parts = [_featurize_chunk(c) for c in chunks]
+        parts = map_chunks(_featurize_chunk, chunks, workers)
     except DataError:
         raise
     except Exception as exc:  # anything RDKit raises on a malformed molecule

@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-import multiprocessing as mp
-import os
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
@@ -21,6 +19,7 @@ from graphbench.data.sources.base import Source
 from graphbench.data.store.graph_store import GraphStore
 from graphbench.errors import DataError
 from graphbench.info import DataFacts, FeatureSpec
+from graphbench.processes import map_chunks, usable_cores
 
 PCQM_CONTACT_FILES = [
     RawFile(
@@ -70,14 +69,10 @@ def _convert_chunk(smiles: Sequence[str]) -> list[Any]:
 
 
 def convert_all(smiles: Sequence[str], workers: int | None) -> list[Any]:
-    workers = workers or os.cpu_count() or 1
+    workers = workers or usable_cores()
     chunk = max(1, -(-len(smiles) // (workers * 8)))
     chunks = [smiles[i : i + chunk] for i in range(0, len(smiles), chunk)]
-    if workers > 1 and len(chunks) > 1:
-        with mp.get_context("fork").Pool(workers) as pool:
-            parts = pool.map(_convert_chunk, chunks)
-    else:
-        parts = [_convert_chunk(c) for c in chunks]
+    parts = map_chunks(_convert_chunk, chunks, workers)
     return [g for part in parts for g in part]
 
 

@@ -1,0 +1,40 @@
+"""CPU-bound work over chunks, spread over forked worker processes.
+
+Used where the work holds the GIL (RDKit's Python API, SciPy's LAPACK wrappers), so threads
+would run it one at a time: featurizing SMILES and the LapPE eigendecompositions.
+"""
+
+from __future__ import annotations
+
+import multiprocessing as mp
+import os
+from collections.abc import Callable, Sequence
+from typing import TypeVar
+
+from threadpoolctl import threadpool_limits
+
+T = TypeVar("T")
+R = TypeVar("R")
+
+
+def usable_cores() -> int:
+    """The cores this process may run on (its CPU affinity where the platform has one)."""
+    if hasattr(os, "sched_getaffinity"):
+        return len(os.sched_getaffinity(0)) or 1
+    return os.cpu_count() or 1
+
+
+def map_chunks(fn: Callable[[T], R], chunks: Sequence[T], workers: int) -> list[R]:
+    """``[fn(c) for c in chunks]`` on ``workers`` forked processes (in this process when there is
+    one worker, one chunk, or no ``fork`` on the platform), results in the order of ``chunks``.
+
+    BLAS runs single-threaded meanwhile (children inherit the limit): each process is one core's
+    worth of work, and a second BLAS thread per process would only oversubscribe the cores. ``fn``
+    must be a module-level function (or a ``functools.partial`` of one) and must not use torch's
+    thread pool, which does not survive ``fork``. Exceptions in a worker are raised here.
+    """
+    with threadpool_limits(limits=1, user_api="blas"):
+        if workers <= 1 or len(chunks) <= 1 or "fork" not in mp.get_all_start_methods():
+            return [fn(c) for c in chunks]
+        with mp.get_context("fork").Pool(min(workers, len(chunks))) as pool:
+            return pool.map(fn, chunks)
