@@ -15,6 +15,7 @@ from torch_geometric.utils import get_laplacian, to_dense_adj
 
 from benchmarks.common import QUICK_CYCLES, Context, Row, Target, compose_config, fmt_s, interleaved, median, paired_ratio, timed
 from benchmarks.peptides import RAW, datamodule, graph_list
+from graphbench.processes import usable_cores
 from graphbench.train import build_datamodule
 
 #: the speed-up over PyG's per-graph transform each encoding must reach
@@ -28,6 +29,7 @@ class Encoding:
     pyg: Callable[[], BaseTransform]
     attrs: tuple[str, str]  # (graphbench's attribute, PyG's attribute)
     min_nodes: int = 0  # PyG's transform fails on smaller graphs
+    processes: bool = False  # graphbench's transform_many forks worker processes (else torch threads)
 
     def accepts(self, graph: Data) -> bool:
         return int(graph.num_nodes or 0) >= self.min_nodes
@@ -44,6 +46,7 @@ def encodings() -> list[Encoding]:
             lambda: AddLaplacianEigenvectorPE(k=10, attr_name="pyg_pe", is_undirected=True),
             ("lap_pe", "pyg_pe"),
             11,
+            processes=True,
         ),
         Encoding(
             "RWSE 20 steps", lambda: RWSE(k=20), lambda: AddRandomWalkPE(walk_length=20, attr_name="pyg_pe"), ("rwse", "pyg_pe")
@@ -96,7 +99,13 @@ def run(ctx: Context) -> list[Row]:
         left_out = len(all_graphs) - len(graphs)
         if left_out:
             row.case += f" ({left_out} with < {enc.min_nodes} nodes left out: PyG's transform fails on them)"
-        row.graphbench = fmt_s(median(times["graphbench"])) + f" (torch threads: {torch.get_num_threads()})"
+        workers = f"torch threads: {torch.get_num_threads()}"
+        if enc.processes:
+            from graphbench.transforms.lap_pe import LapPE
+
+            forks = usable_cores() if len(graphs) >= LapPE.MIN_GRAPHS_TO_FORK else 1
+            workers = f"{forks} worker processes" if forks > 1 else "in-process: too few graphs to fork"
+        row.graphbench = fmt_s(median(times["graphbench"])) + f" ({workers})"
         row.reference = fmt_s(median(times["pyg"])) + f" (PyG {type(enc.pyg()).__name__}, per graph)"
         row.figure = paired_ratio(times["pyg"], times["graphbench"])
         row.note = f"speed-up (median paired ratio), interleaved rounds: {ctx.repeats}; {agreement(enc, graphs, out['ours'], out['pyg'])}"
