@@ -26,7 +26,8 @@ def usable_cores() -> int:
 
 def map_chunks(fn: Callable[[T], R], chunks: Sequence[T], workers: int) -> list[R]:
     """``[fn(c) for c in chunks]`` on ``workers`` forked processes (in this process when there is
-    one worker, one chunk, or no ``fork`` on the platform), results in the order of ``chunks``.
+    one worker, one chunk, no ``fork`` on the platform, or this process is a daemon, which may not
+    have children), results in the order of ``chunks``.
 
     BLAS runs single-threaded meanwhile (children inherit the limit): each process is one core's
     worth of work, and a second BLAS thread per process would only oversubscribe the cores. ``fn``
@@ -34,7 +35,7 @@ def map_chunks(fn: Callable[[T], R], chunks: Sequence[T], workers: int) -> list[
     thread pool, which does not survive ``fork``. Exceptions in a worker are raised here.
     """
     with threadpool_limits(limits=1, user_api="blas"):
-        if workers <= 1 or len(chunks) <= 1 or "fork" not in mp.get_all_start_methods():
+        if workers <= 1 or len(chunks) <= 1 or "fork" not in mp.get_all_start_methods() or mp.current_process().daemon:
             return [fn(c) for c in chunks]
         with mp.get_context("fork").Pool(min(workers, len(chunks))) as pool:
             return pool.map(fn, chunks)

@@ -112,12 +112,9 @@ class LapPE(BaseTransform):
         return problems
 
     def _attrs(self, data: Data, vecs: np.ndarray, vals: np.ndarray) -> dict[str, Tensor]:
-        device = data.edge_index.device if data.edge_index is not None else None
-        n = vecs.shape[0]
-        return {
-            self.eigen_attr: torch.from_numpy(vecs).to(device),
-            self.eigval_attr: torch.from_numpy(vals).to(device).unsqueeze(0).repeat(n, 1),
-        }
+        attrs = {self.eigen_attr: torch.from_numpy(vecs), self.eigval_attr: torch.from_numpy(vals)}
+        device = data.edge_index.device if data.edge_index is not None else torch.device("cpu")
+        return attrs if device.type == "cpu" else {name: value.to(device) for name, value in attrs.items()}
 
     def __repr__(self) -> str:
         # repr names every argument: datamodules key their PE caches on it
@@ -134,25 +131,29 @@ class LaplacianProblem(NamedTuple):
 
 def laplacian_eigenpairs(problem: LaplacianProblem, k: int) -> tuple[np.ndarray, np.ndarray]:
     r"""Eigenpairs 2..k+1 of one graph's :math:`L_{sym}`: float32 ``vecs`` ``[n, k]`` (0-padded)
-    and ``vals`` ``[k]`` (NaN-padded), following the conventions documented in :class:`LapPE`."""
+    and ``vals`` ``[n, k]`` (each row the k eigenvalues, NaN-padded), following the conventions
+    documented in :class:`LapPE`."""
     n = problem.num_nodes
     vecs = np.zeros((n, k), dtype=np.float32)
     vals = np.full(k, np.nan, dtype=np.float32)
     kk = min(k, n - 1)
     if kk <= 0:
-        return vecs, vals
+        return vecs, np.repeat(vals[None, :], n, axis=0)
     row, col = problem.edge_index
     weight = np.ones(row.size) if problem.edge_weight is None else problem.edge_weight
     keep = row != col  # self-loops removed; parallel edges summed by bincount
-    adj = np.bincount(row[keep] * n + col[keep], weights=weight[keep], minlength=n * n).reshape(n, n)
-    adj = np.maximum(adj, adj.T)
-    deg = adj.sum(axis=1)
+    adj = np.bincount(row[keep] * n + col[keep], weights=weight[keep], minlength=n * n)
+    adj = adj.astype(np.float64, copy=False).reshape(n, n)  # bincount gives int64 when there are no edges
+    lap = np.maximum(adj, adj.T)
+    deg = lap.sum(axis=1)
     dinv = np.where(deg > 0, 1.0 / np.sqrt(np.maximum(deg, 1e-300)), 0.0)
-    lap = np.eye(n) - dinv[:, None] * adj * dinv[None, :]
+    lap *= -dinv[:, None]  # in place: -D^-1/2 A D^-1/2, then I on the (zero) diagonal
+    lap *= dinv[None, :]
+    lap[np.diag_indices(n)] += 1.0
     values, vectors = scipy.linalg.eigh(lap, subset_by_index=[1, kk], driver="evr", check_finite=False, overwrite_a=True)
     vecs[:, :kk] = vectors * _canonical_sign(vectors)
     vals[:kk] = values
-    return vecs, vals
+    return vecs, np.repeat(vals[None, :], n, axis=0)
 
 
 def _eigenpairs_of_chunk(problems: Sequence[LaplacianProblem], k: int) -> list[tuple[np.ndarray, np.ndarray]]:
