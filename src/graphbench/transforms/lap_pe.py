@@ -78,12 +78,14 @@ class LapPE(BaseTransform):
 
     def forward(self, data: Data) -> Data:
         (problem,) = self._problems([data])
-        vecs, vals = laplacian_eigenpairs(problem, self.k)
-        return attach([data], [self._attrs(data, vecs, vals)])[0]
+        for name, value in self._attrs(data, *laplacian_eigenpairs(problem, self.k)).items():
+            data[name] = value
+        return data
 
     def transform_many(self, data_list: Sequence[Data], num_workers: int | None = None) -> list[Data]:
         r"""Batched :meth:`forward` over many graphs (returns shallow copies) on ``num_workers``
-        processes (default: every usable core)."""
+        processes (default: every usable core; in this process below ``MIN_GRAPHS_TO_FORK``
+        graphs)."""
         problems = self._problems(data_list)
         workers = 1 if len(problems) < self.MIN_GRAPHS_TO_FORK else num_workers or usable_cores()
         size = max(1, -(-len(problems) // (workers * 8)))
