@@ -15,7 +15,6 @@ from torch_geometric.utils import get_laplacian, to_dense_adj
 
 from benchmarks.common import QUICK_CYCLES, Context, Row, Target, compose_config, fmt_s, interleaved, median, paired_ratio, timed
 from benchmarks.peptides import RAW, datamodule, graph_list
-from graphbench.processes import usable_cores
 from graphbench.train import build_datamodule
 
 #: the speed-up over PyG's per-graph transform each encoding must reach
@@ -101,9 +100,7 @@ def run(ctx: Context) -> list[Row]:
             row.case += f" ({left_out} with < {enc.min_nodes} nodes left out: PyG's transform fails on them)"
         workers = f"torch threads: {torch.get_num_threads()}"
         if enc.processes:
-            from graphbench.transforms.lap_pe import LapPE
-
-            forks = usable_cores() if len(graphs) >= LapPE.MIN_GRAPHS_TO_FORK else 1
+            forks = enc.ours().processes_for(len(graphs))
             workers = f"{forks} worker processes" if forks > 1 else "in-process: too few graphs to fork"
         row.graphbench = fmt_s(median(times["graphbench"])) + f" ({workers})"
         row.reference = fmt_s(median(times["pyg"])) + f" (PyG {type(enc.pyg()).__name__}, per graph)"

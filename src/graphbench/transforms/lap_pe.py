@@ -87,11 +87,15 @@ class LapPE(BaseTransform):
         processes (default: every usable core; in this process below ``MIN_GRAPHS_TO_FORK``
         graphs)."""
         problems = self._problems(data_list)
-        workers = 1 if len(problems) < self.MIN_GRAPHS_TO_FORK else num_workers or usable_cores()
+        workers = self.processes_for(len(problems), num_workers)
         size = max(1, -(-len(problems) // (workers * 8)))
         chunks = [problems[i : i + size] for i in range(0, len(problems), size)]
         pairs = [p for part in map_chunks(partial(_eigenpairs_of_chunk, k=self.k), chunks, workers) for p in part]
         return attach(data_list, [self._attrs(data, vecs, vals) for data, (vecs, vals) in zip(data_list, pairs)])
+
+    def processes_for(self, num_graphs: int, num_workers: int | None = None) -> int:
+        """How many processes :meth:`transform_many` uses for ``num_graphs`` graphs (1: this one)."""
+        return 1 if num_graphs < self.MIN_GRAPHS_TO_FORK else num_workers or usable_cores()
 
     def _problems(self, data_list: Sequence[Data]) -> list[LaplacianProblem]:
         problems = []
