@@ -143,22 +143,21 @@ def laplacian_eigenpairs(problem: LaplacianProblem, k: int) -> tuple[np.ndarray,
     vecs = np.zeros((n, k), dtype=np.float32)
     vals = np.full(k, np.nan, dtype=np.float32)
     kk = min(k, n - 1)
-    if kk <= 0:
-        return vecs, np.repeat(vals[None, :], n, axis=0)
-    row, col = problem.edge_index
-    weight = np.ones(row.size) if problem.edge_weight is None else problem.edge_weight
-    keep = row != col  # self-loops removed; parallel edges summed by bincount
-    adj = np.bincount(row[keep] * n + col[keep], weights=weight[keep], minlength=n * n)
-    adj = adj.astype(np.float64, copy=False).reshape(n, n)  # bincount gives int64 when there are no edges
-    lap = np.maximum(adj, adj.T)
-    deg = lap.sum(axis=1)
-    dinv = np.where(deg > 0, 1.0 / np.sqrt(np.maximum(deg, 1e-300)), 0.0)
-    lap *= -dinv[:, None]  # in place: -D^-1/2 A D^-1/2, then I on the (zero) diagonal
-    lap *= dinv[None, :]
-    lap[np.diag_indices(n)] += 1.0
-    values, vectors = scipy.linalg.eigh(lap, subset_by_index=[1, kk], driver="evr", check_finite=False, overwrite_a=True)
-    vecs[:, :kk] = vectors * _canonical_sign(vectors)
-    vals[:kk] = values
+    if kk > 0:
+        row, col = problem.edge_index
+        weight = np.ones(row.size) if problem.edge_weight is None else problem.edge_weight
+        keep = row != col  # self-loops removed; parallel edges summed by bincount
+        adj = np.bincount(row[keep] * n + col[keep], weights=weight[keep], minlength=n * n)
+        adj = adj.astype(np.float64, copy=False).reshape(n, n)  # bincount gives int64 when there are no edges
+        lap = np.maximum(adj, adj.T)
+        deg = lap.sum(axis=1)
+        dinv = np.where(deg > 0, 1.0 / np.sqrt(np.maximum(deg, 1e-300)), 0.0)
+        lap *= -dinv[:, None]  # in place: -D^-1/2 A D^-1/2, then I on the (zero) diagonal
+        lap *= dinv[None, :]
+        lap[np.diag_indices(n)] += 1.0
+        values, vectors = scipy.linalg.eigh(lap, subset_by_index=[1, kk], driver="evr", check_finite=False, overwrite_a=True)
+        vecs[:, :kk] = vectors * _canonical_sign(vectors)
+        vals[:kk] = values
     return vecs, np.repeat(vals[None, :], n, axis=0)
 
 
