@@ -9,7 +9,7 @@ from torch_geometric.transforms import Compose, Constant
 from torch_geometric.utils import to_undirected
 
 from graphbench.transforms.lap_pe import LapPE
-from graphbench.transforms.precompute import PECompose, map_grouped, precompute
+from graphbench.transforms.precompute import PECompose, map_batched, precompute
 from graphbench.transforms.rwse import RWSE
 from tests.conftest import torch_threads
 
@@ -72,9 +72,9 @@ def test_lappe_batched_equals_per_graph_up_to_basis(k):
 def test_chunking_and_threads_keep_order():
     graphs = mixed_graphs()
     threads = torch.get_num_threads()
-    serial = map_grouped(graphs, RWSE(k=5)._kernel, parallel=False)
+    serial = map_batched(graphs, RWSE(k=5)._kernel, parallel=False)  # one chunk
     with torch_threads(2):  # a pool of two workers, whatever the test process was given
-        pooled = map_grouped(graphs, RWSE(k=5)._kernel, max_elements=200)  # many chunks per size
+        pooled = map_batched(graphs, RWSE(k=5)._kernel, max_elements=200)  # chunks of a few graphs
         assert torch.get_num_threads() == 2
     assert torch.get_num_threads() == threads
     for data, a, b in zip(graphs, serial, pooled):

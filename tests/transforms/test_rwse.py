@@ -120,3 +120,10 @@ def test_does_not_modify_input_and_rejects_bad_k():
     with pytest.raises(ValueError, match="k >= 1"):
         RWSE(k=0)
     assert repr(RWSE(k=3)) == "RWSE(k=3, attr='rwse')"
+
+
+def test_rejects_graphs_above_max_nodes(monkeypatch):
+    monkeypatch.setattr(RWSE, "MAX_NODES", 7)
+    RWSE(k=2)(cycle(7))
+    with pytest.raises(ValueError, match=r"8 nodes > RWSE.MAX_NODES=7"):
+        RWSE(k=2).transform_many([cycle(4), cycle(8)])

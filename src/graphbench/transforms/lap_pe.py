@@ -14,7 +14,7 @@ from torch_geometric.data import Data
 from torch_geometric.transforms import BaseTransform
 
 from graphbench.processes import map_chunks, usable_cores
-from graphbench.transforms.precompute import attach
+from graphbench.transforms.precompute import attach, num_nodes
 
 
 class LapPE(BaseTransform):
@@ -100,7 +100,7 @@ class LapPE(BaseTransform):
     def _problems(self, data_list: Sequence[Data]) -> list[LaplacianProblem]:
         problems = []
         for data in data_list:
-            n = _num_nodes(data)
+            n = num_nodes(data)
             if n > self.MAX_NODES:
                 raise ValueError(
                     f"LapPE computes a dense eigendecomposition; a graph has {n} nodes "
@@ -172,8 +172,3 @@ def _canonical_sign(vectors: np.ndarray, tol: float = 1e-6) -> np.ndarray:
     first = np.argmax(mag >= mag.max(axis=0) - tol, axis=0)  # first True along nodes
     sign = np.sign(vectors[first, np.arange(vectors.shape[1])])
     return np.where(sign == 0, 1.0, sign)
-
-
-def _num_nodes(data: Data) -> int:
-    n = data.num_nodes
-    return 0 if n is None else int(n)

@@ -3,9 +3,8 @@ r"""Dataset-level precomputation of positional/structural encodings.
 Per-graph transforms (PyG's :class:`~torch_geometric.transforms.AddLaplacianEigenvectorPE`
 and :class:`~torch_geometric.transforms.AddRandomWalkPE`) pay Python and small-kernel
 overhead once per graph. :func:`precompute` lets a transform encode the whole list at once:
-:meth:`RWSE.transform_many <graphbench.transforms.rwse.RWSE.transform_many>` groups graphs
-by node count (molecular datasets have tens of thousands of graphs but only a few hundred
-distinct node counts) and runs batched sparse products per group (:func:`map_grouped`),
+:meth:`RWSE.transform_many <graphbench.transforms.rwse.RWSE.transform_many>` runs sparse
+products on block-diagonal matrices of hundreds of graphs at once (:func:`map_batched`),
 spread over one worker thread per intra-op thread that torch is allowed to use;
 :meth:`LapPE.transform_many <graphbench.transforms.lap_pe.LapPE.transform_many>` spreads
 its per-graph LAPACK calls over processes. :class:`PECompose` chains PE transforms
@@ -15,8 +14,7 @@ its per-graph LAPACK calls over processes. :class:`PECompose` chains PE transfor
 from __future__ import annotations
 
 import copy
-from collections import defaultdict
-from collections.abc import Callable, Hashable, Sequence
+from collections.abc import Callable, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from typing import Any
 
@@ -25,50 +23,38 @@ from torch import Tensor
 from torch_geometric.data import Data
 from torch_geometric.transforms import BaseTransform, Compose
 
-#: Default upper bound on ``B * n * n`` for one batched dense kernel call.
+#: Default upper bound on ``sum(n * n)`` over the graphs of one batched kernel call.
 MAX_CHUNK_ELEMENTS: int = 1 << 20
 
-GroupKernel = Callable[[Sequence[Data], Hashable], list[dict[str, Tensor]]]
+BatchKernel = Callable[[Sequence[Data]], list[dict[str, Tensor]]]
 
 
-def map_grouped(
+def map_batched(
     data_list: Sequence[Data],
-    kernel: GroupKernel,
-    key: Callable[[Data], Hashable] | None = None,
+    kernel: BatchKernel,
     max_elements: int = MAX_CHUNK_ELEMENTS,
     parallel: bool = True,
 ) -> list[dict[str, Tensor]]:
-    r"""Runs ``kernel`` on chunks of graphs that share ``key(data)`` (default: node count).
+    r"""Runs ``kernel`` on consecutive chunks of ``data_list``.
 
-    ``kernel(graphs, key)`` returns one ``{attr: tensor}`` dict per graph; the dicts come
-    back in the order of ``data_list``. A chunk holds at most ``max_elements`` dense
-    entries ``B * n * n`` (at least one graph). With ``parallel=True`` chunks run in a
-    thread pool of ``torch.get_num_threads()`` workers, with torch's intra-op threads set
-    to 1 meanwhile (restored afterwards): LAPACK/BLAS calls release the GIL, and one
-    thread per chunk scales better than intra-op threads on ``150 x 150`` matrices.
+    ``kernel(graphs)`` returns one ``{attr: tensor}`` dict per graph; the dicts come back in
+    the order of ``data_list``. A chunk holds at most ``max_elements`` entries ``sum(n * n)``
+    over its graphs (at least one graph). With ``parallel=True`` chunks run in a thread pool
+    of ``torch.get_num_threads()`` workers, with torch's intra-op threads set to 1 meanwhile
+    (restored afterwards): SciPy's sparse products release the GIL, and one thread per chunk
+    scales better than intra-op threads on matrices of a few hundred nodes.
     """
-    key = key or _num_nodes
-    groups: dict[Hashable, list[int]] = defaultdict(list)
-    for i, data in enumerate(data_list):
-        groups[key(data)].append(i)
-    tasks: list[tuple[Hashable, list[int]]] = []
-    for group_key, idx in groups.items():
-        n = max(_num_nodes(data_list[idx[0]]), 1)
-        size = max(1, max_elements // (n * n))
-        tasks.extend((group_key, idx[s : s + size]) for s in range(0, len(idx), size))
-    # Largest chunks first for load balance across workers.
-    tasks.sort(key=lambda t: -len(t[1]) * max(_num_nodes(data_list[t[1][0]]), 1) ** 3)
-
-    def run(task: tuple[Hashable, list[int]]) -> list[dict[str, Tensor]]:
-        group_key, idx = task
-        return kernel([data_list[i] for i in idx], group_key)
-
-    outputs = _parallel_map(run, tasks) if parallel else [run(t) for t in tasks]
-    result: list[dict[str, Tensor] | None] = [None] * len(data_list)
-    for (_, idx), out in zip(tasks, outputs):
-        for i, attrs in zip(idx, out):
-            result[i] = attrs
-    return result  # type: ignore[return-value]
+    chunks: list[list[Data]] = []
+    elements = 0
+    for data in data_list:
+        size = max(num_nodes(data), 1) ** 2
+        if not chunks or elements + size > max_elements:
+            chunks.append([])
+            elements = 0
+        chunks[-1].append(data)
+        elements += size
+    outputs = _parallel_map(kernel, chunks) if parallel else [kernel(chunk) for chunk in chunks]
+    return [attrs for out in outputs for attrs in out]
 
 
 def attach(data_list: Sequence[Data], attrs: Sequence[dict[str, Tensor]]) -> list[Data]:
@@ -148,6 +134,7 @@ def _parallel_map(fn: Callable[[Any], Any], items: list[Any]) -> list[Any]:
         torch.set_num_threads(previous)
 
 
-def _num_nodes(data: Data) -> int:
+def num_nodes(data: Data) -> int:
+    """``data.num_nodes``, with 0 for a graph that has no nodes (PyG gives ``None``)."""
     n = data.num_nodes
     return 0 if n is None else int(n)
