@@ -26,7 +26,7 @@ from torch_geometric.transforms import BaseTransform, Compose
 #: Default upper bound on ``sum(n * n)`` over the graphs of one batched kernel call.
 MAX_CHUNK_ELEMENTS: int = 1 << 20
 
-BatchKernel = Callable[[Sequence[Data]], list[dict[str, Tensor]]]
+BatchKernel = Callable[[Sequence[Data], Sequence[int]], list[dict[str, Tensor]]]
 
 
 def map_batched(
@@ -37,23 +37,28 @@ def map_batched(
 ) -> list[dict[str, Tensor]]:
     r"""Runs ``kernel`` on consecutive chunks of ``data_list``.
 
-    ``kernel(graphs)`` returns one ``{attr: tensor}`` dict per graph; the dicts come back in
-    the order of ``data_list``. A chunk holds at most ``max_elements`` entries ``sum(n * n)``
+    ``kernel(graphs, counts)`` (``counts``: the graphs' node counts, read once here) returns one
+    ``{attr: tensor}`` dict per graph; the dicts come back in the order of ``data_list``. A chunk holds at most ``max_elements`` entries ``sum(n * n)``
     over its graphs (at least one graph). With ``parallel=True`` chunks run in a thread pool
     of ``torch.get_num_threads()`` workers, with torch's intra-op threads set to 1 meanwhile
     (restored afterwards): SciPy's sparse products release the GIL, and one thread per chunk
     scales better than intra-op threads on matrices of a few hundred nodes.
     """
-    chunks: list[list[Data]] = []
+    chunks: list[tuple[list[Data], list[int]]] = []
     elements = 0
     for data in data_list:
-        size = max(num_nodes(data), 1) ** 2
-        if not chunks or elements + size > max_elements:
-            chunks.append([])
+        n = num_nodes(data)
+        if not chunks or elements + max(n, 1) ** 2 > max_elements:
+            chunks.append(([], []))
             elements = 0
-        chunks[-1].append(data)
-        elements += size
-    outputs = _parallel_map(kernel, chunks) if parallel else [kernel(chunk) for chunk in chunks]
+        chunks[-1][0].append(data)
+        chunks[-1][1].append(n)
+        elements += max(n, 1) ** 2
+
+    def run(chunk: tuple[list[Data], list[int]]) -> list[dict[str, Tensor]]:
+        return kernel(*chunk)
+
+    outputs = _parallel_map(run, chunks) if parallel else [run(chunk) for chunk in chunks]
     return [attrs for out in outputs for attrs in out]
 
 

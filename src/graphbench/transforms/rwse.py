@@ -68,15 +68,14 @@ class RWSE(BaseTransform):
         self.attr = attr
 
     def forward(self, data: Data) -> Data:
-        data[self.attr] = self._kernel([data])[0][self.attr]
+        data[self.attr] = self._kernel([data], [num_nodes(data)])[0][self.attr]
         return data
 
     def transform_many(self, data_list: Sequence[Data]) -> list[Data]:
         r"""Batched :meth:`forward` over many graphs (returns shallow copies)."""
         return attach(data_list, map_batched(data_list, self._kernel, max_elements=self.CHUNK_ELEMENTS))
 
-    def _kernel(self, graphs: Sequence[Data]) -> list[dict[str, Tensor]]:
-        counts = [num_nodes(data) for data in graphs]
+    def _kernel(self, graphs: Sequence[Data], counts: Sequence[int]) -> list[dict[str, Tensor]]:
         if max(counts, default=0) > self.MAX_NODES:
             raise ValueError(
                 f"RWSE stores powers of the random-walk matrix, up to n*n entries per graph; a "
