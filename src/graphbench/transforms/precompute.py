@@ -38,11 +38,11 @@ def map_batched(
     r"""Runs ``kernel`` on consecutive chunks of ``data_list``.
 
     ``kernel(graphs, counts)`` (``counts``: the graphs' node counts, read once here) returns one
-    ``{attr: tensor}`` dict per graph; the dicts come back in the order of ``data_list``. A chunk holds at most ``max_elements`` entries ``sum(n * n)``
-    over its graphs (at least one graph). With ``parallel=True`` chunks run in a thread pool
-    of ``torch.get_num_threads()`` workers, with torch's intra-op threads set to 1 meanwhile
-    (restored afterwards): SciPy's sparse products release the GIL, and one thread per chunk
-    scales better than intra-op threads on matrices of a few hundred nodes.
+    ``{attr: tensor}`` dict per graph; the dicts come back in the order of ``data_list``. A chunk
+    holds at most ``max_elements`` entries ``sum(n * n)`` over its graphs (at least one graph).
+    With ``parallel=True`` chunks run in a thread pool of ``torch.get_num_threads()`` workers,
+    with torch's intra-op threads set to 1 meanwhile (restored afterwards): SciPy's sparse
+    kernels run on one thread and release the GIL, so the pool is what puts every core to work.
     """
     chunks: list[tuple[list[Data], list[int]]] = []
     elements = 0
