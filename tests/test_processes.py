@@ -4,11 +4,13 @@ from __future__ import annotations
 
 import multiprocessing as mp
 import os
+import signal
 
 import pytest
 from threadpoolctl import threadpool_info
 
 from graphbench.processes import map_chunks, usable_cores
+from graphbench.signals import run_signals
 
 
 def _where(chunk: list[int]) -> tuple[list[int], int, list[int]]:
@@ -20,6 +22,11 @@ def _fail(chunk: list[int]) -> list[int]:
     if 3 in chunk:
         raise ValueError(f"bad chunk {chunk}")
     return chunk
+
+
+def _signal_setup(_: int) -> tuple[list[object], set[int], int]:
+    handlers = [signal.getsignal(s) for s in (signal.SIGTERM, signal.SIGINT, signal.SIGUSR1, signal.SIGUSR2)]
+    return handlers, signal.pthread_sigmask(signal.SIG_BLOCK, []), os.getpid()
 
 
 def _pids_in_a_daemon(_: int) -> tuple[list[int], int]:
@@ -47,3 +54,16 @@ def test_a_daemon_process_works_in_itself() -> None:
         ((pids, worker),) = pool.map(_pids_in_a_daemon, [0])
     assert pids == [worker, worker]
     assert usable_cores() >= 1
+
+
+def test_workers_leave_a_runs_signals_to_the_parent() -> None:
+    # inherited, the run's SIGTERM handler raised in a worker as the pool stopped it, which could
+    # leave the pool's queue lock held and the pool hanging; the workers now die on SIGTERM
+    ignored = [signal.SIG_DFL, signal.SIG_IGN, signal.SIG_IGN, signal.SIG_IGN]
+    with run_signals():
+        parent = signal.getsignal(signal.SIGTERM)
+        out = map_chunks(_signal_setup, [0, 1, 2, 3], workers=2)
+        assert signal.getsignal(signal.SIGTERM) is parent and callable(parent)
+        assert signal.pthread_sigmask(signal.SIG_BLOCK, []) == set()  # the parent's mask is back
+    assert all(pid != os.getpid() for _, _, pid in out)
+    assert all(handlers == ignored and blocked == set() for handlers, blocked, _ in out)

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import multiprocessing as mp
 import os
+import signal
 from collections.abc import Callable, Sequence
 from typing import TypeVar
 
@@ -33,9 +34,32 @@ def map_chunks(fn: Callable[[T], R], chunks: Sequence[T], workers: int) -> list[
     worth of work, and a second BLAS thread per process would only oversubscribe the cores. ``fn``
     must be a module-level function (or a ``functools.partial`` of one) and must not use torch's
     thread pool, which does not survive ``fork``. Exceptions in a worker are raised here.
+
+    The children put SIGTERM back to its default and ignore SIGINT, SIGUSR1 and SIGUSR2: a run's
+    handlers (:func:`graphbench.signals.run_signals`) belong to the parent, which stops the pool
+    with SIGTERM. Inherited, they turned that SIGTERM into an exception that could leave a worker
+    holding the pool's queue lock and its sibling blocked on it, so the pool never closed. The
+    signals stay blocked from the fork until a child has reset them (none is lost: a blocked
+    signal waits).
     """
     with threadpool_limits(limits=1, user_api="blas"):
         if workers <= 1 or len(chunks) <= 1 or "fork" not in mp.get_all_start_methods() or mp.current_process().daemon:
             return [fn(c) for c in chunks]
-        with mp.get_context("fork").Pool(min(workers, len(chunks))) as pool:
+        previous = signal.pthread_sigmask(signal.SIG_BLOCK, _PARENT_SIGNALS)
+        try:
+            pool = mp.get_context("fork").Pool(min(workers, len(chunks)), initializer=_worker_signals)
+        finally:
+            signal.pthread_sigmask(signal.SIG_SETMASK, previous)
+        with pool:
             return pool.map(fn, chunks)
+
+
+#: the signals a run handles in the parent (graphbench.signals); pool workers must not
+_PARENT_SIGNALS = {signal.SIGTERM, signal.SIGINT, signal.SIGUSR1, signal.SIGUSR2}
+
+
+def _worker_signals() -> None:
+    signal.signal(signal.SIGTERM, signal.SIG_DFL)
+    for signum in _PARENT_SIGNALS - {signal.SIGTERM}:
+        signal.signal(signum, signal.SIG_IGN)
+    signal.pthread_sigmask(signal.SIG_UNBLOCK, _PARENT_SIGNALS)
