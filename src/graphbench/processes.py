@@ -14,6 +14,8 @@ from typing import TypeVar
 
 from threadpoolctl import threadpool_limits
 
+from graphbench.signals import RUN_SIGNALS
+
 T = TypeVar("T")
 R = TypeVar("R")
 
@@ -45,7 +47,7 @@ def map_chunks(fn: Callable[[T], R], chunks: Sequence[T], workers: int) -> list[
     with threadpool_limits(limits=1, user_api="blas"):
         if workers <= 1 or len(chunks) <= 1 or "fork" not in mp.get_all_start_methods() or mp.current_process().daemon:
             return [fn(c) for c in chunks]
-        previous = signal.pthread_sigmask(signal.SIG_BLOCK, _PARENT_SIGNALS)
+        previous = signal.pthread_sigmask(signal.SIG_BLOCK, RUN_SIGNALS)
         try:
             pool = mp.get_context("fork").Pool(min(workers, len(chunks)), initializer=_worker_signals)
         finally:
@@ -54,12 +56,8 @@ def map_chunks(fn: Callable[[T], R], chunks: Sequence[T], workers: int) -> list[
             return pool.map(fn, chunks)
 
 
-#: the signals a run handles in the parent (graphbench.signals); pool workers must not
-_PARENT_SIGNALS = {signal.SIGTERM, signal.SIGINT, signal.SIGUSR1, signal.SIGUSR2}
-
-
 def _worker_signals() -> None:
     signal.signal(signal.SIGTERM, signal.SIG_DFL)
-    for signum in _PARENT_SIGNALS - {signal.SIGTERM}:
+    for signum in RUN_SIGNALS - {signal.SIGTERM}:
         signal.signal(signum, signal.SIG_IGN)
-    signal.pthread_sigmask(signal.SIG_UNBLOCK, _PARENT_SIGNALS)
+    signal.pthread_sigmask(signal.SIG_UNBLOCK, RUN_SIGNALS)

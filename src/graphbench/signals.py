@@ -9,6 +9,9 @@ from dataclasses import dataclass
 from types import FrameType
 from typing import Any
 
+#: The signals :func:`run_signals` handles (forked workers reset them: ``graphbench.processes``).
+RUN_SIGNALS: frozenset[signal.Signals] = frozenset({signal.SIGTERM, signal.SIGINT, signal.SIGUSR1, signal.SIGUSR2})
+
 
 class Preempted(BaseException):
     """SIGTERM arrived outside Lightning's loops (while data was prepared, say). A ``BaseException``,
