@@ -41,8 +41,9 @@ def map_batched(
     ``{attr: tensor}`` dict per graph; the dicts come back in the order of ``data_list``. A chunk
     holds at most ``max_elements`` entries ``sum(n * n)`` over its graphs (at least one graph).
     With ``parallel=True`` chunks run in a thread pool of ``torch.get_num_threads()`` workers,
-    with torch's intra-op threads set to 1 meanwhile (restored afterwards): SciPy's sparse
-    kernels run on one thread and release the GIL, so the pool is what puts every core to work.
+    with torch's intra-op threads set to 1 meanwhile (restored afterwards): the kernels (RWSE's
+    Numba loops, SciPy's sparse routines) run on one thread and release the GIL, so the pool is
+    what puts every core to work.
     """
     chunks: list[tuple[list[Data], list[int]]] = []
     elements = 0
