@@ -10,7 +10,6 @@ identical to calling ``smiles2graph`` serially (``tests/benchmarks/test_preproce
 
 from __future__ import annotations
 
-import gc
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from typing import Any, NamedTuple
@@ -24,6 +23,7 @@ from torch_geometric.data import Data
 
 from graphbench.data.store.collate import collate_concatenated
 from graphbench.errors import DataError
+from graphbench.gc_pause import gc_paused
 from graphbench.processes import map_chunks, usable_cores
 
 
@@ -90,21 +90,8 @@ _BOND_COLUMNS: tuple[tuple[_Getter, _OGBIndex | None], ...] = (
 )
 
 
-@contextmanager
-def _gc_paused() -> Iterator[None]:
-    """Pause the cyclic garbage collector: a chunk holds ~10^5 acyclic RDKit wrappers at once, and
-    the collections they would trigger scan all of them again and again (refcounting frees them)."""
-    enabled = gc.isenabled()
-    gc.disable()
-    try:
-        yield
-    finally:
-        if enabled:
-            gc.enable()
-
-
 def _featurize_chunk(smiles: Sequence[str]) -> _Chunk:
-    with _gc_paused():
+    with gc_paused():
         return _featurize_molecules(smiles)
 
 
