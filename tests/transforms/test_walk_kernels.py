@@ -5,7 +5,7 @@ from __future__ import annotations
 import numpy as np
 import scipy.sparse as sp
 
-from graphbench.transforms.walk_kernels import walk_returns
+from graphbench.transforms.walk_kernels import symmetric_returns, walk_returns
 
 
 def csr(dense: np.ndarray) -> sp.csr_matrix:
@@ -15,7 +15,7 @@ def csr(dense: np.ndarray) -> sp.csr_matrix:
 def test_directed_cycle_returns_every_third_step_exactly():
     # 0 -> 1 -> 2 -> 0: P^3 = I, so t = 3, 6 return with probability 1 and all others 0
     m = csr(np.array([[0, 1, 0], [0, 0, 1], [1, 0, 0]], dtype=np.float64))
-    out = walk_returns(m.indptr, m.indices, m.data, 7, symmetric=False)
+    out = walk_returns(m.indptr, m.indices, m.data, 7)
     assert out.dtype == np.float32
     np.testing.assert_array_equal(out, np.tile([0, 0, 1, 0, 0, 1, 0], (3, 1)).astype(np.float32))
 
@@ -25,7 +25,7 @@ def test_symmetric_path_from_its_ends_and_middle():
     # from an end and 1 from the middle (float64 sums, so exact after rounding to float32)
     s = 1 / np.sqrt(2.0)
     m = csr(np.array([[0, s, 0], [s, 0, s], [0, s, 0]]))
-    out = walk_returns(m.indptr, m.indices, m.data, 5, symmetric=True)
+    out = symmetric_returns(m.indptr, m.indices, m.data, 5)
     np.testing.assert_array_equal(out, np.array([[0, 0.5, 0, 0.5, 0], [0, 1, 0, 1, 0], [0, 0.5, 0, 0.5, 0]], np.float32))
 
 
@@ -40,8 +40,8 @@ def test_symmetric_kernel_equals_general_kernel_and_dense_powers():
     inv = np.divide(1.0, deg, out=np.zeros(n), where=deg > 0)
     trans, sym = csr(inv[:, None] * adj), csr(np.sqrt(inv)[:, None] * adj * np.sqrt(inv)[None, :])
     dense = np.stack([np.diagonal(np.linalg.matrix_power(trans.toarray(), t)) for t in range(1, k + 1)], -1)
-    general = walk_returns(trans.indptr, trans.indices, trans.data, k, symmetric=False)
-    symmetric = walk_returns(sym.indptr, sym.indices, sym.data, k, symmetric=True)
+    general = walk_returns(trans.indptr, trans.indices, trans.data, k)
+    symmetric = symmetric_returns(sym.indptr, sym.indices, sym.data, k)
     np.testing.assert_allclose(general, dense, rtol=1e-6, atol=1e-7)
     np.testing.assert_allclose(symmetric, dense, rtol=1e-6, atol=1e-7)
     assert not general[7].any() and not symmetric[7].any()

@@ -92,7 +92,7 @@ def return_probabilities(graphs: Sequence[Data], counts: Sequence[int], k: int) 
     r""":math:`(P^t)_{ii}` for :math:`t = 1..k`, one ``[n, k]`` float32 tensor per graph (see
     :class:`RWSE`); ``counts`` are the graphs' node counts."""
     # Numba's import takes ~0.4 s: only runs that compute RWSE pay it
-    from graphbench.transforms.walk_kernels import walk_returns
+    from graphbench.transforms.walk_kernels import symmetric_returns, walk_returns
 
     adj = block_adjacency(graphs, counts)
     deg = np.asarray(adj.sum(axis=1)).ravel()
@@ -101,9 +101,9 @@ def return_probabilities(graphs: Sequence[Data], counts: Sequence[int], k: int) 
     row = np.repeat(np.arange(adj.shape[0]), np.diff(adj.indptr))
     if adj.nnz and adj.data.min() >= 0 and (adj != adj.T).nnz == 0:
         isqrt = np.sqrt(inv)
-        pe = walk_returns(adj.indptr, adj.indices, isqrt[row] * adj.data * isqrt[adj.indices], k, symmetric=True)
+        pe = symmetric_returns(adj.indptr, adj.indices, isqrt[row] * adj.data * isqrt[adj.indices], k)
     else:
-        pe = walk_returns(adj.indptr, adj.indices, inv[row] * adj.data, k, symmetric=False)
+        pe = walk_returns(adj.indptr, adj.indices, inv[row] * adj.data, k)
     device = graphs[0].edge_index.device if graphs and graphs[0].edge_index is not None else None
     # clone: a per-graph view would keep (and pickle) the whole chunk's array
     return [part.clone().to(device) for part in torch.from_numpy(pe).split(list(counts))]

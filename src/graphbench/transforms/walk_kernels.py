@@ -10,6 +10,10 @@ Why compiled loops rather than SciPy's sparse products (the previous implementat
 composition of CSR products, element-wise products and row sums stores every power of the
 whole matrix and pays SciPy's symbolic passes and temporaries; on Peptides-func it was 1.5x
 slower (A/B in one run). One fused loop per start node holds two vectors.
+
+The two kernels repeat their set-up on purpose: one kernel with a ``symmetric`` flag (also with
+the flag a compile-time constant, and with the set-up in helpers) ran 10-15% slower on
+Peptides-func in A/B runs.
 """
 
 from __future__ import annotations
@@ -38,56 +42,68 @@ def _step(indptr, indices, values, nodes, count, vals, out_nodes, out_vals, out_
 
 
 @numba.njit(cache=True, nogil=True)
-def _buffers(n):
-    """Two sparse vectors over ``n`` nodes: ``nodes[b, :count]``, ``vals[b]``, ``stamps[b]`` (see :func:`_step`)."""
-    return np.empty((2, n), np.int64), np.zeros((2, n)), np.full((2, n), -1, np.int64)
-
-
-@numba.njit(cache=True, nogil=True)
-def _start(i, nodes, vals, stamps, stamp):
-    """Sets the vector to :math:`e_i`; returns its size, 1."""
-    stamps[i] = stamp
-    nodes[0] = i
-    vals[i] = 1.0
-    return 1
-
-
-@numba.njit(cache=True, nogil=True)
-def walk_returns(indptr, indices, values, k, symmetric):
-    r"""``out[i, t-1]`` = :math:`(M^t)_{ii}`, :math:`t = 1..k`, for the CSR matrix :math:`M`.
-
-    Any :math:`M`: :math:`k` steps per start node, reading :math:`(e_i M^t)_i`. A symmetric
-    :math:`M` (``symmetric=True``): :math:`\lceil k/2 \rceil` steps, since with
-    :math:`x_m = e_i M^m`, :math:`(M^{2m})_{ii} = x_m \cdot x_m` and
-    :math:`(M^{2m+1})_{ii} = x_m \cdot x_{m+1}`.
-    """
+def symmetric_returns(indptr, indices, values, k):
+    r"""``out[i, t-1]`` = :math:`(S^t)_{ii}` for a symmetric CSR matrix :math:`S`, from
+    :math:`\lceil k/2 \rceil` steps per start node: with :math:`x_m = e_i S^m`,
+    :math:`(S^{2m})_{ii} = x_m \cdot x_m` and :math:`(S^{2m+1})_{ii} = x_m \cdot x_{m+1}`."""
     n = indptr.size - 1
     out = np.zeros((n, k), dtype=np.float32)
-    nodes, vals, stamps = _buffers(n)
+    nodes = np.empty((2, n), np.int64)
+    vals = np.zeros((2, n))
+    stamps = np.full((2, n), -1, np.int64)
     stamp = 0
     for i in range(n):
+        cur = 0
         stamp += 1
-        cur, count = 0, _start(i, nodes[0], vals[0], stamps[0], stamp)
-        for m in range((k + 1) // 2 if symmetric else k):
-            if count == 0:
-                break
+        stamps[cur, i] = stamp
+        nodes[cur, 0] = i
+        vals[cur, i] = 1.0
+        count = 1
+        m = 0
+        while 2 * m + 1 <= k and count:
             nxt = 1 - cur
             stamp += 1
             size = _step(indptr, indices, values, nodes[cur], count, vals[cur], nodes[nxt], vals[nxt], stamps[nxt], stamp)
-            if symmetric:
-                odd = 0.0
-                for a in range(count):
-                    j = nodes[cur, a]
-                    if stamps[nxt, j] == stamp:
-                        odd += vals[cur, j] * vals[nxt, j]
-                out[i, 2 * m] = odd
-                if 2 * m + 2 <= k:
-                    even = 0.0
-                    for a in range(size):
-                        v = vals[nxt, nodes[nxt, a]]
-                        even += v * v
-                    out[i, 2 * m + 1] = even
-            elif stamps[nxt, i] == stamp:
-                out[i, m] = vals[nxt, i]
-            cur, count = nxt, size
+            odd = 0.0
+            for a in range(count):
+                j = nodes[cur, a]
+                if stamps[nxt, j] == stamp:
+                    odd += vals[cur, j] * vals[nxt, j]
+            out[i, 2 * m] = odd
+            if 2 * m + 2 <= k:
+                even = 0.0
+                for a in range(size):
+                    v = vals[nxt, nodes[nxt, a]]
+                    even += v * v
+                out[i, 2 * m + 1] = even
+            cur, count, m = nxt, size, m + 1
+    return out
+
+
+@numba.njit(cache=True, nogil=True)
+def walk_returns(indptr, indices, values, k):
+    r"""``out[i, t-1]`` = :math:`(M^t)_{ii}` for any CSR matrix :math:`M`, from :math:`k` steps
+    per start node (:math:`(e_i M^t)_i`)."""
+    n = indptr.size - 1
+    out = np.zeros((n, k), dtype=np.float32)
+    nodes = np.empty((2, n), np.int64)
+    vals = np.zeros((2, n))
+    stamps = np.full((2, n), -1, np.int64)
+    stamp = 0
+    for i in range(n):
+        cur = 0
+        stamp += 1
+        stamps[cur, i] = stamp
+        nodes[cur, 0] = i
+        vals[cur, i] = 1.0
+        count = 1
+        for t in range(k):
+            nxt = 1 - cur
+            stamp += 1
+            count = _step(indptr, indices, values, nodes[cur], count, vals[cur], nodes[nxt], vals[nxt], stamps[nxt], stamp)
+            if count == 0:
+                break
+            if stamps[nxt, i] == stamp:
+                out[i, t] = vals[nxt, i]
+            cur = nxt
     return out
