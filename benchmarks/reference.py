@@ -32,6 +32,7 @@ from pathlib import Path
 
 import torch
 from ogb.graphproppred.mol_encoder import AtomEncoder, BondEncoder
+from omegaconf import DictConfig
 from torch import Tensor, nn
 from torch.nn import functional as F
 from torch_geometric.data import Batch
@@ -41,6 +42,7 @@ from benchmarks.common import REPO, Context, Row, Target, compose_config, fmt_s,
 from benchmarks.peptides import RAW, datamodule
 from graphbench.budget import solve_width
 from graphbench.callbacks.resources import peak_rss_mb
+from graphbench.data.datamodules import GraphLevelDataModule
 from graphbench.instantiate import METADATA_KEYS, build
 from graphbench.train import build_datamodule, network_builder
 
@@ -183,13 +185,8 @@ class Setup:
 
 def prepare(ctx: Context, recipe: Recipe, steps: int) -> Setup:
     """Both networks with graphbench's initial weights, and the first ``steps`` training batches."""
-    cfg = compose_config(ctx, [recipe.experiment], ctx.work_dir / "reference" / recipe.name)
-    if ctx.quick:  # the first peptides only, small batches
-        dm = datamodule(ctx, QUICK_LIMIT, QUICK_BATCH, build(cfg.pe.transform, "pe.transform", METADATA_KEYS))
-    else:
-        dm = build_datamodule(cfg)
-    dm.prepare_data()
-    dm.setup("fit")
+    cfg = recipe_config(ctx, recipe)
+    dm = ready_datamodule(ctx, cfg)
     make = network_builder(cfg, dm.info)
     width = solve_width(make, int(cfg.budget.max_params), int(cfg.model.get("width_multiple", 1))).hidden_dim
     torch.manual_seed(int(cfg.seed))
@@ -235,21 +232,34 @@ def peak_rss(ctx: Context, jobs: Sequence[tuple[Recipe, str]], steps: int) -> li
     runs every job once, all in one fresh process, one process start and import fewer a job."""
     if ctx.quick and jobs:
         return _peak_rss_in_process(ctx, jobs, steps)
-    rounds: dict[int, list[float]] = {i: [] for i in range(len(jobs))}
-    order = list(range(len(jobs)))
-    for r in range(ctx.repeats):
-        for i in order if r % 2 == 0 else order[::-1]:
-            rounds[i].extend(_peak_rss_in_process(ctx, [jobs[i]], steps))
-    return [median(rounds[i]) for i in order]
+    names = [f"{recipe.name}:{model}" for recipe, model in jobs]
+    peaks = interleaved(
+        {name: (lambda job=job: _peak_rss_in_process(ctx, [job], steps)[0]) for name, job in zip(names, jobs)}, ctx.repeats
+    )
+    return [median(peaks[name]) for name in names]
 
 
 def build_caches(ctx: Context) -> None:
     """Builds every recipe's processed dataset and PE cache in this process, so that no measured
     process pays for building them (the build's own peak would be measured instead)."""
     for recipe in RECIPES:
-        dm = build_datamodule(compose_config(ctx, [recipe.experiment], ctx.work_dir / "reference" / recipe.name))
-        dm.prepare_data()
-        dm.setup("fit")
+        ready_datamodule(ctx, recipe_config(ctx, recipe))
+
+
+def recipe_config(ctx: Context, recipe: Recipe) -> DictConfig:
+    return compose_config(ctx, [recipe.experiment], ctx.work_dir / "reference" / recipe.name)
+
+
+def ready_datamodule(ctx: Context, cfg: DictConfig) -> GraphLevelDataModule:
+    """The recipe's DataModule, prepared and set up for fitting (a quick run: the first peptides
+    only, small batches)."""
+    if ctx.quick:
+        dm = datamodule(ctx, QUICK_LIMIT, QUICK_BATCH, build(cfg.pe.transform, "pe.transform", METADATA_KEYS))
+    else:
+        dm = build_datamodule(cfg)
+    dm.prepare_data()
+    dm.setup("fit")
+    return dm
 
 
 def _peak_rss_in_process(ctx: Context, jobs: Sequence[tuple[Recipe, str]], steps: int) -> list[float]:
