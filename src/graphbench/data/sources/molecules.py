@@ -1,17 +1,19 @@
 """SMILES -> graphs with exactly the features of OGB's ``smiles2graph`` (9 categorical atom, 3 bond
 features), built column by column in bulk and in parallel.
 
-``smiles2graph`` converts one molecule at a time and, per atom, calls ``str`` on RDKit enums and
-``list.index`` on OGB's vocabularies. Here the RDKit getters run over all atoms (bonds) of a chunk of
-molecules at once, each raw value is mapped to its OGB index through a memo filled by OGB's own rule
-(:func:`ogb.utils.features.safe_index`), and chunks are spread over processes. The graphs are
-identical to calling ``smiles2graph`` serially (``tests/benchmarks/test_preprocess_equivalence.py``).
+``smiles2graph`` converts one molecule at a time and, per atom, calls RDKit's getters, ``str`` on
+RDKit enums and ``list.index`` on OGB's vocabularies. Here each chunk of molecules is parsed and
+pickled by RDKit (``Mol.ToBinary``), one compiled pass reads every atom's and bond's properties
+from the pickles (:mod:`graphbench.data.sources.mol_pickle`), each column of integer codes is
+mapped to OGB indices through a memo filled by OGB's own rule
+(:func:`ogb.utils.features.safe_index`), and chunks are spread over processes. The getters read
+the same codes where a pickle holds something that pass does not read. The graphs are identical
+to calling ``smiles2graph`` serially (``tests/benchmarks/test_preprocess_equivalence.py``).
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterator, Sequence
-from contextlib import contextmanager
+from collections.abc import Callable, Sequence
 from typing import Any, NamedTuple
 
 import numpy as np
@@ -28,42 +30,63 @@ from graphbench.processes import map_chunks, usable_cores
 
 
 class _OGBIndex(dict):  # type: ignore[type-arg]
-    """Raw RDKit value -> OGB feature index, computed on first sight with OGB's rule: ``str`` of
-    enums, then ``safe_index`` (unknown -> the last, "misc", index) or ``list.index`` (``strict``)."""
+    """Integer code of an RDKit property -> OGB feature index, computed on first sight with OGB's
+    rule: the code's RDKit value (``as_key``: an enum's ``str``, a bool), then ``safe_index``
+    (unknown -> the last, "misc", index) or ``list.index`` (``strict``)."""
 
-    def __init__(self, vocabulary: str, as_key: Callable[[Any], Any] = lambda v: v, strict: bool = False) -> None:
+    def __init__(self, vocabulary: str, as_key: Callable[[int], Any] = lambda v: v, strict: bool = False) -> None:
         super().__init__()
         self.choices: list[Any] = allowable_features[vocabulary]
         self.as_key = as_key
         self.strict = strict
 
-    def __missing__(self, value: Any) -> int:
-        key = self.as_key(value)
+    def __missing__(self, code: int) -> int:
+        key = self.as_key(code)
         index = self.choices.index(key) if self.strict else safe_index(self.choices, key)
-        self[value] = index
+        self[code] = index
         return index
+
+    def lookup(self, codes: np.ndarray) -> np.ndarray:
+        """The OGB index of every code, by a table over the codes' range (one memo look-up per
+        distinct code, not per atom)."""
+        if codes.size == 0:
+            return codes.copy()
+        low = int(codes.min())
+        present = np.flatnonzero(np.bincount(codes - low))
+        table = np.zeros(int(present[-1]) + 1, dtype=np.int64)
+        table[present] = [self[low + int(c)] for c in present]
+        return table[codes - low]
+
+
+def _enum_name(enum: Any) -> Callable[[int], str]:
+    """``str`` of the RDKit enum value with this code, as OGB keys it (an unknown code stays a
+    number, which no vocabulary holds)."""
+    return lambda code: str(enum.values.get(code, code))
 
 
 _Getter = Callable[[Any], Any]
 
-#: (getter, vocabulary) in the column order of ``ogb.utils.features.atom_to_feature_vector``
+#: (RDKit getter, vocabulary keyed by the getter's integer code) in the column order of
+#: ``ogb.utils.features.atom_to_feature_vector``; also the column order of
+#: :data:`graphbench.data.sources.mol_pickle.ATOM_COLUMNS`
 ATOM_FEATURES: tuple[tuple[_Getter, _OGBIndex], ...] = (
     (Chem.Atom.GetAtomicNum, _OGBIndex("possible_atomic_num_list")),
-    (Chem.Atom.GetChiralTag, _OGBIndex("possible_chirality_list", str)),
+    (Chem.Atom.GetChiralTag, _OGBIndex("possible_chirality_list", _enum_name(Chem.ChiralType))),
     (Chem.Atom.GetTotalDegree, _OGBIndex("possible_degree_list")),
     (Chem.Atom.GetFormalCharge, _OGBIndex("possible_formal_charge_list")),
     (Chem.Atom.GetTotalNumHs, _OGBIndex("possible_numH_list")),
     (Chem.Atom.GetNumRadicalElectrons, _OGBIndex("possible_number_radical_e_list")),
-    (Chem.Atom.GetHybridization, _OGBIndex("possible_hybridization_list", str)),
-    (Chem.Atom.GetIsAromatic, _OGBIndex("possible_is_aromatic_list", strict=True)),
-    (Chem.Atom.IsInRing, _OGBIndex("possible_is_in_ring_list", strict=True)),
+    (Chem.Atom.GetHybridization, _OGBIndex("possible_hybridization_list", _enum_name(Chem.HybridizationType))),
+    (Chem.Atom.GetIsAromatic, _OGBIndex("possible_is_aromatic_list", bool, strict=True)),
+    (Chem.Atom.IsInRing, _OGBIndex("possible_is_in_ring_list", bool, strict=True)),
 )
-#: (getter, vocabulary) in the column order of ``ogb.utils.features.bond_to_feature_vector``
+#: the same for ``ogb.utils.features.bond_to_feature_vector``, after the bond's two atoms
 BOND_FEATURES: tuple[tuple[_Getter, _OGBIndex], ...] = (
-    (Chem.Bond.GetBondType, _OGBIndex("possible_bond_type_list", str)),
-    (Chem.Bond.GetStereo, _OGBIndex("possible_bond_stereo_list", str, strict=True)),
-    (Chem.Bond.GetIsConjugated, _OGBIndex("possible_is_conjugated_list", strict=True)),
+    (Chem.Bond.GetBondType, _OGBIndex("possible_bond_type_list", _enum_name(Chem.BondType))),
+    (Chem.Bond.GetStereo, _OGBIndex("possible_bond_stereo_list", _enum_name(Chem.BondStereo), strict=True)),
+    (Chem.Bond.GetIsConjugated, _OGBIndex("possible_is_conjugated_list", bool, strict=True)),
 )
+_BOND_GETTERS: tuple[_Getter, ...] = (Chem.Bond.GetBeginAtomIdx, Chem.Bond.GetEndAtomIdx, *(g for g, _ in BOND_FEATURES))
 
 
 class _Chunk(NamedTuple):
@@ -75,47 +98,58 @@ class _Chunk(NamedTuple):
     num_bonds: np.ndarray  # [num_molecules]
 
 
-def _columns(objects: list[Any], getters: Sequence[tuple[_Getter, _OGBIndex | None]]) -> np.ndarray:
-    out = np.empty((len(objects), len(getters)), dtype=np.int64)
-    for col, (get, index) in enumerate(getters):
-        values = map(get, objects) if index is None else map(index.__getitem__, map(get, objects))
-        out[:, col] = np.fromiter(values, dtype=np.int64, count=len(objects))
-    return out
-
-
-_BOND_COLUMNS: tuple[tuple[_Getter, _OGBIndex | None], ...] = (
-    (Chem.Bond.GetBeginAtomIdx, None),
-    (Chem.Bond.GetEndAtomIdx, None),
-    *BOND_FEATURES,
-)
+def _parse(smiles: str) -> Chem.Mol:
+    mol = Chem.MolFromSmiles(smiles)
+    if mol is None:
+        raise DataError(f"RDKit could not parse the SMILES string {smiles!r}; is the raw file corrupted?")
+    return mol
 
 
 def _featurize_chunk(smiles: Sequence[str]) -> _Chunk:
     with gc_paused():
-        return _featurize_molecules(smiles)
+        atoms, bonds, num_atoms, num_bonds = _read_properties(smiles)
+    atom_feat = np.stack([index.lookup(atoms[:, col]) for col, (_, index) in enumerate(ATOM_FEATURES)], axis=1)
+    for col, (_, index) in enumerate(BOND_FEATURES, start=2):
+        bonds[:, col] = index.lookup(bonds[:, col])
+    return _Chunk(atom_feat, bonds, num_atoms, num_bonds)
 
 
-def _featurize_molecules(smiles: Sequence[str]) -> _Chunk:
+def _read_properties(smiles: Sequence[str]) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+    """Integer codes of every atom's and bond's properties (atoms, bonds, counts per molecule):
+    read from RDKit's binary pickles in one compiled pass; RDKit's getters where a pickle holds
+    something that pass does not read (then for the whole chunk)."""
+    from graphbench.data.sources.mol_pickle import OK, read_pickles  # Numba: imported only when featurizing
+
+    pickles = [_parse(s).ToBinary() for s in smiles]
+    starts = np.zeros(len(pickles) + 1, dtype=np.int64)
+    np.cumsum(np.fromiter(map(len, pickles), np.int64, len(pickles)), out=starts[1:])
+    atoms, bonds, num_atoms, num_bonds, status = read_pickles(np.frombuffer(b"".join(pickles), np.uint8), starts)
+    if (status == OK).all():
+        return atoms, bonds, num_atoms, num_bonds
+    return _read_by_getters([_parse(s) for s in smiles])
+
+
+def _read_by_getters(mols: list[Chem.Mol]) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
     atoms: list[Any] = []
     bonds: list[Any] = []
-    num_atoms, num_bonds = [], []
-    for s in smiles:
-        mol = Chem.MolFromSmiles(s)
-        if mol is None:
-            raise DataError(f"RDKit could not parse the SMILES string {s!r}; is the raw file corrupted?")
-        n_atoms, n_bonds = mol.GetNumAtoms(), mol.GetNumBonds()
+    for mol in mols:
         # by index: wrapping each atom/bond through GetAtomWithIdx is ~2x faster than iterating
         # GetAtoms()/GetBonds(), and gives the same objects in the same order
-        atoms.extend(map(mol.GetAtomWithIdx, range(n_atoms)))
-        bonds.extend(map(mol.GetBondWithIdx, range(n_bonds)))
-        num_atoms.append(n_atoms)
-        num_bonds.append(n_bonds)
-    return _Chunk(
-        _columns(atoms, ATOM_FEATURES),
-        _columns(bonds, _BOND_COLUMNS),
-        np.asarray(num_atoms, dtype=np.int64),
-        np.asarray(num_bonds, dtype=np.int64),
+        atoms.extend(map(mol.GetAtomWithIdx, range(mol.GetNumAtoms())))
+        bonds.extend(map(mol.GetBondWithIdx, range(mol.GetNumBonds())))
+    return (
+        _codes(atoms, [g for g, _ in ATOM_FEATURES]),
+        _codes(bonds, _BOND_GETTERS),
+        np.fromiter((m.GetNumAtoms() for m in mols), np.int64, len(mols)),
+        np.fromiter((m.GetNumBonds() for m in mols), np.int64, len(mols)),
     )
+
+
+def _codes(objects: list[Any], getters: Sequence[_Getter]) -> np.ndarray:
+    out = np.empty((len(objects), len(getters)), dtype=np.int64)
+    for col, get in enumerate(getters):
+        out[:, col] = np.fromiter(map(int, map(get, objects)), dtype=np.int64, count=len(objects))
+    return out
 
 
 def featurize_smiles(smiles: Sequence[str], y: Tensor, num_workers: int | None = None) -> tuple[Data, dict[str, Tensor]]:
@@ -126,6 +160,7 @@ def featurize_smiles(smiles: Sequence[str], y: Tensor, num_workers: int | None =
     ``edge_index`` holds graph-local node ids: the graphs equal those of serial ``smiles2graph``.
     """
     workers = num_workers or usable_cores()
+    _featurize_chunk([])  # loads the compiled pickle reader here, once, not in every forked worker
     size = max(1, -(-len(smiles) // (workers * 4)))
     chunks = [smiles[i : i + size] for i in range(0, len(smiles), size)]
     try:
