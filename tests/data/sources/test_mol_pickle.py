@@ -64,11 +64,12 @@ def _read(mols: list[Chem.Mol]) -> tuple[np.ndarray, ...]:
 def test_codes_of_a_small_molecule_by_hand() -> None:
     """Methylammonium: C and N[+] each with 3 hydrogens, degree 4, SP3 (code 4), one single bond
     (code 1), no stereo, not conjugated, nothing aromatic or in a ring."""
-    atoms, bonds, num_atoms, num_bonds, status = _read([Chem.MolFromSmiles("C[NH3+]")])
+    atoms, ends, bonds, num_atoms, num_bonds, status = _read([Chem.MolFromSmiles("C[NH3+]")])
     assert status.tolist() == [OK]
     assert num_atoms.tolist() == [2] and num_bonds.tolist() == [1]
     assert atoms.tolist() == [[6, 0, 4, 0, 3, 0, 4, 0, 0], [7, 0, 4, 1, 3, 0, 4, 0, 0]]
-    assert bonds.tolist() == [[0, 1, 1, 0, 0]]
+    assert ends.tolist() == [[0, 1]]
+    assert bonds.tolist() == [[1, 0, 0]]
 
 
 @pytest.mark.parametrize(
@@ -81,12 +82,11 @@ def test_codes_of_a_small_molecule_by_hand() -> None:
     ],
 )
 def test_codes_equal_rdkit_getters(mols: list[Chem.Mol]) -> None:
-    atoms, bonds, num_atoms, num_bonds, status = _read(mols)
-    expected = _read_by_getters(mols)
+    *got, status = _read(mols)
     assert (status == OK).all()
-    for got, want in zip((atoms, bonds, num_atoms, num_bonds), expected, strict=True):
-        assert got.dtype == np.int64
-        assert np.array_equal(got, want)
+    for ours, getters in zip(got, _read_by_getters(mols), strict=True):
+        assert ours.dtype == getters.dtype
+        assert np.array_equal(ours, getters)
 
 
 def test_what_it_cannot_read_is_reported_per_molecule() -> None:
@@ -102,13 +102,26 @@ def test_what_it_cannot_read_is_reported_per_molecule() -> None:
         ok,
     ]
     starts = np.concatenate([[0], np.cumsum([len(p) for p in pickles])]).astype(np.int64)
-    atoms, _, num_atoms, _, status = read_pickles(np.frombuffer(b"".join(pickles), np.uint8), starts)
+    atoms, _, _, num_atoms, _, status = read_pickles(np.frombuffer(b"".join(pickles), np.uint8), starts)
     assert status.tolist() == [UNSUPPORTED_ATOM, NO_RING_INFO, UNKNOWN_VERSION, MALFORMED, MALFORMED, OK]
     assert atoms[-3:, 0].tolist() == [6, 6, 8]  # the last molecule's rows, after the others'
     assert num_atoms[-1] == 3
 
 
 def test_no_molecules() -> None:
-    atoms, bonds, num_atoms, num_bonds, status = read_pickles(np.zeros(0, np.uint8), np.zeros(1, np.int64))
-    assert atoms.shape == (0, 9) and bonds.shape == (0, 5)
+    atoms, ends, bonds, num_atoms, num_bonds, status = read_pickles(np.zeros(0, np.uint8), np.zeros(1, np.int64))
+    assert atoms.shape == (0, 9) and ends.shape == (0, 2) and bonds.shape == (0, 3)
     assert num_atoms.size == num_bonds.size == status.size == 0
+
+
+def test_every_truncation_is_malformed_until_the_rings_are_complete() -> None:
+    """Cut after any byte before the end of the ring section (the conformer block, 9 bytes, and
+    ``ENDMOL`` follow it), a pickle is reported malformed; the next molecule is still read."""
+    whole = Chem.MolFromSmiles("[CH3:7]/C=C/[13CH2]c1ccccc1*").ToBinary()
+    rings_end = len(whole) - 10
+    for cut in range(len(whole) + 1):
+        pickles = [whole[:cut], whole]
+        starts = np.array([0, cut, cut + len(whole)], dtype=np.int64)
+        atoms, _, _, num_atoms, _, status = read_pickles(np.frombuffer(b"".join(pickles), np.uint8), starts)
+        assert status.tolist() == [MALFORMED if cut < rings_end else OK, OK], cut
+        assert np.array_equal(atoms[-num_atoms[1] :], _read_by_getters([Chem.MolFromSmiles("[CH3:7]/C=C/[13CH2]c1ccccc1*")])[0])

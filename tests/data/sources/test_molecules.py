@@ -9,7 +9,7 @@ import torch
 from ogb.utils import smiles2graph
 
 from graphbench.data.sources import mol_pickle
-from graphbench.data.sources.molecules import featurize_smiles
+from graphbench.data.sources.molecules import ATOM_FEATURES, BOND_FEATURES, _to_ogb_indices, featurize_smiles
 from graphbench.errors import DataError
 
 #: charges, radicals, chirality, aromaticity, a stereo double bond, a dummy atom (misc atomic
@@ -41,3 +41,20 @@ def test_rare_values_follow_ogb_rules(path: str, monkeypatch: pytest.MonkeyPatch
 def test_an_unparsable_smiles_names_itself() -> None:
     with pytest.raises(DataError, match="could not parse the SMILES string 'C1CC'"):
         featurize_smiles(["CCO", "C1CC"], torch.zeros(2, 1), num_workers=1)
+
+
+def test_codes_map_to_ogb_indices_in_place() -> None:
+    """Carbon, clockwise, degree 2000 (beyond every table: misc), charge -1, 3 Hs, SP3, aromatic, in a
+    ring; bonds single/none/not conjugated, aromatic/E/conjugated, ZERO (misc)/Z."""
+    atoms = np.array([[6, 1, 2000, -1, 3, 0, 4, 1, 1]], dtype=np.int16)
+    bonds = np.array([[1, 0, 0], [12, 3, 1], [21, 2, 0]], dtype=np.int16)
+    _to_ogb_indices(atoms, ATOM_FEATURES)
+    _to_ogb_indices(bonds, BOND_FEATURES)
+    assert atoms.tolist() == [[5, 1, 11, 4, 3, 0, 2, 1, 1]]
+    assert bonds.tolist() == [[0, 0, 0], [3, 2, 1], [4, 1, 0]]
+
+
+def test_a_code_a_strict_vocabulary_lacks_raises_as_ogb_does() -> None:
+    bonds = np.array([[1, 0, 0], [1, 6, 1]], dtype=np.int16)  # stereo 6: STEREOATROPCW
+    with pytest.raises(ValueError, match="'STEREOATROPCW' is not in list"):
+        _to_ogb_indices(bonds, BOND_FEATURES)

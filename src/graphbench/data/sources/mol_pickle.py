@@ -47,8 +47,8 @@ ATOM_COLUMNS = (
     "is_aromatic",
     "is_in_ring",
 )
-#: columns of the bond array
-BOND_COLUMNS = ("begin", "end", "bond_type", "stereo", "is_conjugated")
+#: columns of the bond array (its atoms come apart, as ``ends``)
+BOND_COLUMNS = ("bond_type", "stereo", "is_conjugated")
 
 OK, UNKNOWN_VERSION, UNSUPPORTED_ATOM, UNSUPPORTED_BOND, NO_RING_INFO, MALFORMED = range(6)
 
@@ -76,8 +76,8 @@ def _index(buf, p, wide):
 
 
 @numba.njit(cache=True, nogil=True)
-def _read_one(buf, p, end, atoms, bonds, a0, b0):
-    """Parse the pickle ``buf[p:end]`` into ``atoms[a0:]`` and ``bonds[b0:]``; returns a status."""
+def _read_one(buf, p, end, atoms, ends, bonds, a0, b0):
+    """Parse the pickle ``buf[p:end]`` into ``atoms[a0:]``, ``ends[b0:]`` and ``bonds[b0:]``; returns a status."""
     if end - p < _HEADER + 1 or _int32(buf, p) != -559038737 or _int32(buf, p + 4) != 0:
         return MALFORMED
     if _int32(buf, p + 8) != PICKLE_MAJOR:
@@ -90,7 +90,7 @@ def _read_one(buf, p, end, atoms, bonds, a0, b0):
         return MALFORMED
     p += 1
     for a in range(a0, a0 + n_atoms):
-        if p + 16 > end:  # the longest atom record without a dummy label
+        if p + 6 > end:
             return MALFORMED
         atomic_num, flags = np.int64(buf[p]), buf[p + 1]
         if flags & 0b10010010:  # coordinates, query, monomer info
@@ -99,6 +99,11 @@ def _read_one(buf, p, end, atoms, bonds, a0, b0):
         if props & 1 or props >> 9:  # a mass delta (pickles before version 7), unknown fields
             return UNSUPPORTED_ATOM
         p += 6
+        size = 4 if props & 256 else 0
+        for bit in range(1, 8):
+            size += (props >> bit) & 1
+        if p + size > end:
+            return MALFORMED
         charge, chiral, hybridization, explicit_hs, implicit, radicals = 0, 0, _SP3, 0, 0, 0
         if props & 2:
             charge = _int8(buf, p)
@@ -123,11 +128,11 @@ def _read_one(buf, p, end, atoms, bonds, a0, b0):
         if props & 256:  # isotope
             p += 4
         if flags & 8:  # atom map number: tag, a byte, and an int32 when the byte is not 0..127
-            if buf[p] != _ATOM_MAPNUMBER:
+            if p + 2 > end or buf[p] != _ATOM_MAPNUMBER:
                 return MALFORMED
             p += 6 if buf[p + 1] > 127 else 2
         if flags & 4:  # dummy label: tag, uint32 length, the characters
-            if buf[p] != _ATOM_DUMMYLABEL:
+            if p + 5 > end or buf[p] != _ATOM_DUMMYLABEL:
                 return MALFORMED
             p += 5 + _int32(buf, p + 1)
         num_hs = explicit_hs + (0 if flags & 32 else implicit)
@@ -144,16 +149,16 @@ def _read_one(buf, p, end, atoms, bonds, a0, b0):
         return MALFORMED
     p += 1
     for b in range(b0, b0 + n_bonds):
-        if p + 2 * width + 4 > end:
+        if p + 2 * width + 1 > end:
             return MALFORMED
         begin, stop = _index(buf, p, wide), _index(buf, p + width, wide)
         p += 2 * width
         flags = buf[p]
         if flags & 0b10001:  # query, end points
             return UNSUPPORTED_BOND
-        if not (0 <= begin < n_atoms and 0 <= stop < n_atoms):
-            return MALFORMED
         p += 1
+        if not (0 <= begin < n_atoms and 0 <= stop < n_atoms) or p + ((flags >> 3) & 1) + ((flags >> 2) & 1) > end:
+            return MALFORMED
         bond_type, stereo = _SINGLE, 0
         if flags & 8:
             bond_type = np.int64(buf[p])
@@ -161,20 +166,24 @@ def _read_one(buf, p, end, atoms, bonds, a0, b0):
         if flags & 4:  # direction
             p += 1
         if flags & 2:  # stereo, then its stereo atoms
+            if p + 2 > end:
+                return MALFORMED
             stereo = np.int64(buf[p])
             p += 2 + width * np.int64(buf[p + 1])
-        bonds[b, 0] = begin
-        bonds[b, 1] = stop
-        bonds[b, 2] = bond_type
-        bonds[b, 3] = stereo
-        bonds[b, 4] = 1 if flags & 32 else 0
+        ends[b, 0] = begin
+        ends[b, 1] = stop
+        bonds[b, 0] = bond_type
+        bonds[b, 1] = stereo
+        bonds[b, 2] = 1 if flags & 32 else 0
         atoms[a0 + begin, 2] += 1
         atoms[a0 + stop, 2] += 1
-    if p + 5 > end:
+    if p >= end:
         return MALFORMED
     tag = buf[p]
     if tag != _RING_TAGS[0] and tag != _RING_TAGS[1] and tag != _RING_TAGS[2] and tag != _RING_TAGS[3]:
         return NO_RING_INFO
+    if p + 5 > end:
+        return MALFORMED
     n_rings = _int32(buf, p + 1)
     p += 5
     for _ in range(n_rings):
@@ -197,10 +206,12 @@ def _read_one(buf, p, end, atoms, bonds, a0, b0):
 def read_pickles(buf, starts):
     """Raw properties of the molecules pickled at ``buf[starts[i]:starts[i + 1]]``.
 
-    Returns ``atoms`` [total atoms, 9] in :data:`ATOM_COLUMNS` order, ``bonds`` [total bonds, 5]
-    in :data:`BOND_COLUMNS` order (atom indices within their molecule), the atom and bond counts
-    per molecule, and a status per molecule (:data:`OK` when every value was read; the rows of any
-    other molecule are left undefined).
+    Returns ``atoms`` (int16 [total atoms, 9], :data:`ATOM_COLUMNS`), ``ends`` (int64 [total bonds,
+    2]: each bond's atoms, indices within their molecule), ``bonds`` (int16 [total bonds, 3],
+    :data:`BOND_COLUMNS`), the atom and bond counts per molecule, and a status per molecule
+    (:data:`OK` when every value was read; the rows of any other molecule are left undefined).
+    Compact dtypes: on a machine where fresh memory is slow to fault in, the bytes written are
+    much of the cost.
     """
     n = starts.size - 1
     num_atoms = np.zeros(n, np.int64)
@@ -209,12 +220,31 @@ def read_pickles(buf, starts):
         if starts[i + 1] - starts[i] >= _HEADER:
             num_atoms[i] = max(_int32(buf, starts[i] + 20), 0)
             num_bonds[i] = max(_int32(buf, starts[i] + 24), 0)
-    atoms = np.zeros((num_atoms.sum(), len(ATOM_COLUMNS)), np.int64)
-    bonds = np.zeros((num_bonds.sum(), len(BOND_COLUMNS)), np.int64)
+    atoms = np.zeros((num_atoms.sum(), len(ATOM_COLUMNS)), np.int16)
+    ends = np.zeros((num_bonds.sum(), 2), np.int64)
+    bonds = np.zeros((num_bonds.sum(), len(BOND_COLUMNS)), np.int16)
     status = np.empty(n, np.int64)
     a0 = b0 = 0
     for i in range(n):
-        status[i] = _read_one(buf, starts[i], starts[i + 1], atoms, bonds, a0, b0)
+        status[i] = _read_one(buf, starts[i], starts[i + 1], atoms, ends, bonds, a0, b0)
         a0 += num_atoms[i]
         b0 += num_bonds[i]
-    return atoms, bonds, num_atoms, num_bonds, status
+    return atoms, ends, bonds, num_atoms, num_bonds, status
+
+
+@numba.njit(cache=True, nogil=True)
+def map_codes(codes, tables, low, outside):
+    """In place, ``codes[i, c] = tables[c, codes[i, c] - low]``, or ``outside[c]`` for a code
+    beyond the table: every column of integer codes through its own look-up table in one pass.
+    A -1 from a table (a missing value) stops the pass before it is written; returns its flat
+    position then, else -1."""
+    n, cols = codes.shape
+    width = tables.shape[1]
+    for i in range(n):
+        for c in range(cols):
+            j = codes[i, c] - low
+            index = tables[c, j] if 0 <= j < width else outside[c]
+            if index < 0:
+                return i * cols + c
+            codes[i, c] = index
+    return -1

@@ -26,6 +26,7 @@ from torch_geometric.data import Data
 from graphbench.data.store.collate import collate_concatenated
 from graphbench.errors import DataError
 from graphbench.gc_pause import gc_paused
+from graphbench.hugepages import numpy_hugepages_off
 from graphbench.processes import map_chunks, usable_cores
 
 
@@ -39,6 +40,7 @@ class _OGBIndex(dict):  # type: ignore[type-arg]
         self.choices: list[Any] = allowable_features[vocabulary]
         self.as_key = as_key
         self.strict = strict
+        self._table: np.ndarray | None = None
 
     def __missing__(self, code: int) -> int:
         key = self.as_key(code)
@@ -46,16 +48,23 @@ class _OGBIndex(dict):  # type: ignore[type-arg]
         self[code] = index
         return index
 
-    def lookup(self, codes: np.ndarray) -> np.ndarray:
-        """The OGB index of every code, by a table over the codes' range (one memo look-up per
-        distinct code, not per atom)."""
-        if codes.size == 0:
-            return codes.copy()
-        low = int(codes.min())
-        present = np.flatnonzero(np.bincount(codes - low))
-        table = np.zeros(int(present[-1]) + 1, dtype=np.int64)
-        table[present] = [self[low + int(c)] for c in present]
-        return table[codes - low]
+    def table(self) -> np.ndarray:
+        """The OGB index of every code in ``CODES`` (int16; -1 where a strict vocabulary lacks the
+        code), computed once."""
+        if self._table is None:
+            self._table = np.array([self._index_or_missing(code) for code in CODES], dtype=np.int16)
+        return self._table
+
+    def outside(self) -> int:
+        """The index of a code outside ``CODES``: "misc" (OGB's rule for unknown values), or -1
+        (missing) for a strict vocabulary."""
+        return -1 if self.strict else len(self.choices) - 1
+
+    def _index_or_missing(self, code: int) -> int:
+        try:
+            return self[code]
+        except ValueError:
+            return -1
 
 
 def _enum_name(enum: Any) -> Callable[[int], str]:
@@ -65,6 +74,9 @@ def _enum_name(enum: Any) -> Callable[[int], str]:
 
 
 _Getter = Callable[[Any], Any]
+#: the integer codes an index tabulates (every RDKit property code a pickle stores as one byte,
+#: signed or not, and degrees up to 1023); a code outside is "misc" or missing (strict)
+CODES = range(-128, 1024)
 
 #: (RDKit getter, vocabulary keyed by the getter's integer code) in the column order of
 #: ``ogb.utils.features.atom_to_feature_vector``; also the column order of
@@ -86,14 +98,14 @@ BOND_FEATURES: tuple[tuple[_Getter, _OGBIndex], ...] = (
     (Chem.Bond.GetStereo, _OGBIndex("possible_bond_stereo_list", _enum_name(Chem.BondStereo), strict=True)),
     (Chem.Bond.GetIsConjugated, _OGBIndex("possible_is_conjugated_list", bool, strict=True)),
 )
-_BOND_GETTERS: tuple[_Getter, ...] = (Chem.Bond.GetBeginAtomIdx, Chem.Bond.GetEndAtomIdx, *(g for g, _ in BOND_FEATURES))
 
 
 class _Chunk(NamedTuple):
-    """Featurized molecules of one chunk: atom rows, bond rows (begin, end, 3 features), counts."""
+    """Featurized molecules of one chunk (compact dtypes: they cross the process boundary)."""
 
-    atom_feat: np.ndarray  # [num_atoms, 9]
-    bonds: np.ndarray  # [num_bonds, 5]
+    atom_feat: np.ndarray  # [num_atoms, 9] int16 OGB indices
+    bond_ends: np.ndarray  # [num_bonds, 2] int64 atom indices within the molecule
+    bond_feat: np.ndarray  # [num_bonds, 3] int16 OGB indices
     num_atoms: np.ndarray  # [num_molecules]
     num_bonds: np.ndarray  # [num_molecules]
 
@@ -107,29 +119,42 @@ def _parse(smiles: str) -> Chem.Mol:
 
 def _featurize_chunk(smiles: Sequence[str]) -> _Chunk:
     with gc_paused():
-        atoms, bonds, num_atoms, num_bonds = _read_properties(smiles)
-    atom_feat = np.stack([index.lookup(atoms[:, col]) for col, (_, index) in enumerate(ATOM_FEATURES)], axis=1)
-    for col, (_, index) in enumerate(BOND_FEATURES, start=2):
-        bonds[:, col] = index.lookup(bonds[:, col])
-    return _Chunk(atom_feat, bonds, num_atoms, num_bonds)
+        atoms, ends, bonds, num_atoms, num_bonds = _read_properties(smiles)
+    _to_ogb_indices(atoms, ATOM_FEATURES)
+    _to_ogb_indices(bonds, BOND_FEATURES)
+    return _Chunk(atoms, ends, bonds, num_atoms, num_bonds)
 
 
-def _read_properties(smiles: Sequence[str]) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
-    """Integer codes of every atom's and bond's properties (atoms, bonds, counts per molecule):
-    read from RDKit's binary pickles in one compiled pass; RDKit's getters where a pickle holds
-    something that pass does not read (then for the whole chunk)."""
+def _to_ogb_indices(codes: np.ndarray, features: tuple[tuple[_Getter, _OGBIndex], ...]) -> None:
+    """In place, column ``c`` of ``codes`` mapped through ``features[c]``'s vocabulary (a code a
+    strict vocabulary lacks raises its ``ValueError``, as OGB's ``list.index`` does)."""
+    from graphbench.data.sources.mol_pickle import map_codes  # Numba: imported only when featurizing
+
+    indexes = [index for _, index in features]
+    tables = np.stack([index.table() for index in indexes])
+    missing = map_codes(codes, tables, CODES.start, np.array([index.outside() for index in indexes], dtype=np.int16))
+    if missing >= 0:
+        row, col = divmod(missing, len(indexes))
+        indexes[col][int(codes[row, col])]  # raises
+
+
+def _read_properties(smiles: Sequence[str]) -> tuple[np.ndarray, ...]:
+    """Integer codes of every atom's and bond's properties, as
+    :func:`graphbench.data.sources.mol_pickle.read_pickles` returns them: read from RDKit's binary
+    pickles in one compiled pass; by RDKit's getters where a pickle holds something that pass does
+    not read (then for the whole chunk)."""
     from graphbench.data.sources.mol_pickle import OK, read_pickles  # Numba: imported only when featurizing
 
     pickles = [_parse(s).ToBinary() for s in smiles]
     starts = np.zeros(len(pickles) + 1, dtype=np.int64)
     np.cumsum(np.fromiter(map(len, pickles), np.int64, len(pickles)), out=starts[1:])
-    atoms, bonds, num_atoms, num_bonds, status = read_pickles(np.frombuffer(b"".join(pickles), np.uint8), starts)
+    *properties, status = read_pickles(np.frombuffer(b"".join(pickles), np.uint8), starts)
     if (status == OK).all():
-        return atoms, bonds, num_atoms, num_bonds
+        return tuple(properties)
     return _read_by_getters([_parse(s) for s in smiles])
 
 
-def _read_by_getters(mols: list[Chem.Mol]) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+def _read_by_getters(mols: list[Chem.Mol]) -> tuple[np.ndarray, ...]:
     atoms: list[Any] = []
     bonds: list[Any] = []
     for mol in mols:
@@ -138,15 +163,16 @@ def _read_by_getters(mols: list[Chem.Mol]) -> tuple[np.ndarray, np.ndarray, np.n
         atoms.extend(map(mol.GetAtomWithIdx, range(mol.GetNumAtoms())))
         bonds.extend(map(mol.GetBondWithIdx, range(mol.GetNumBonds())))
     return (
-        _codes(atoms, [g for g, _ in ATOM_FEATURES]),
-        _codes(bonds, _BOND_GETTERS),
+        _codes(atoms, [g for g, _ in ATOM_FEATURES], np.int16),
+        _codes(bonds, [Chem.Bond.GetBeginAtomIdx, Chem.Bond.GetEndAtomIdx], np.int64),
+        _codes(bonds, [g for g, _ in BOND_FEATURES], np.int16),
         np.fromiter((m.GetNumAtoms() for m in mols), np.int64, len(mols)),
         np.fromiter((m.GetNumBonds() for m in mols), np.int64, len(mols)),
     )
 
 
-def _codes(objects: list[Any], getters: Sequence[_Getter]) -> np.ndarray:
-    out = np.empty((len(objects), len(getters)), dtype=np.int64)
+def _codes(objects: list[Any], getters: Sequence[_Getter], dtype: type) -> np.ndarray:
+    out = np.empty((len(objects), len(getters)), dtype=dtype)
     for col, get in enumerate(getters):
         out[:, col] = np.fromiter(map(int, map(get, objects)), dtype=np.int64, count=len(objects))
     return out
@@ -158,8 +184,13 @@ def featurize_smiles(smiles: Sequence[str], y: Tensor, num_workers: int | None =
     Chunks of SMILES go to ``num_workers`` processes (default: every usable core). Every bond gives
     the two directed edges ``(i, j), (j, i)`` in bond order, with the bond's features on both, and
     ``edge_index`` holds graph-local node ids: the graphs equal those of serial ``smiles2graph``.
+    Arrays are built with 4 KiB pages (:func:`graphbench.hugepages.numpy_hugepages_off`).
     """
-    workers = num_workers or usable_cores()
+    with numpy_hugepages_off():
+        return _featurize_smiles(smiles, y, num_workers or usable_cores())
+
+
+def _featurize_smiles(smiles: Sequence[str], y: Tensor, workers: int) -> tuple[Data, dict[str, Tensor]]:
     _featurize_chunk([])  # loads the compiled pickle reader here, once, not in every forked worker
     size = max(1, -(-len(smiles) // (workers * 4)))
     chunks = [smiles[i : i + size] for i in range(0, len(smiles), size)]
@@ -171,16 +202,19 @@ def featurize_smiles(smiles: Sequence[str], y: Tensor, num_workers: int | None =
         raise DataError(f"could not featurize a SMILES string like ogb.utils.smiles2graph: {exc}") from exc
     if not parts:
         parts = [_featurize_chunk([])]
-    bonds = np.concatenate([p.bonds for p in parts])
-    edge_index = np.empty((2, 2 * len(bonds)), dtype=np.int64)
-    edge_index[:, 0::2] = bonds[:, :2].T  # (i, j)
-    edge_index[:, 1::2] = bonds[:, 1::-1].T  # (j, i)
+    ends = np.concatenate([p.bond_ends for p in parts])
+    edge_index = np.empty((2, len(ends), 2), dtype=np.int64)  # bond b gives edges 2b = (i, j), 2b+1 = (j, i)
+    edge_index[0, :, 0] = edge_index[1, :, 1] = ends[:, 0]
+    edge_index[0, :, 1] = edge_index[1, :, 0] = ends[:, 1]
+    bond_feat = np.concatenate([p.bond_feat for p in parts])
+    edge_attr = np.empty((len(ends), 2, bond_feat.shape[1]), dtype=np.int64)  # both edges of a bond
+    edge_attr[:, 0] = edge_attr[:, 1] = bond_feat
     return collate_concatenated(
         num_nodes=torch.from_numpy(np.concatenate([p.num_atoms for p in parts])),
         num_edges=torch.from_numpy(2 * np.concatenate([p.num_bonds for p in parts])),
-        edge_index=torch.from_numpy(edge_index),
-        node={"x": torch.from_numpy(np.concatenate([p.atom_feat for p in parts]))},
-        edge={"edge_attr": torch.from_numpy(np.repeat(bonds[:, 2:], 2, axis=0))},
+        edge_index=torch.from_numpy(edge_index.reshape(2, -1)),
+        node={"x": torch.from_numpy(np.concatenate([p.atom_feat for p in parts], dtype=np.int64))},
+        edge={"edge_attr": torch.from_numpy(edge_attr.reshape(2 * len(ends), -1))},
         graph={"y": y},
     )
 
