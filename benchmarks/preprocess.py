@@ -12,6 +12,7 @@ import torch
 from benchmarks.common import Context, Row, Target, fmt_s, interleaved, median, paired_ratio, timed
 from benchmarks.peptides import CSV, RAW, datamodule, reference_process
 from graphbench.data.sources.graph.peptides import read_peptides_csv
+from graphbench.data.sources.molecules import featurize_smiles
 from graphbench.processes import map_chunks, usable_cores
 
 SPEEDUP = Target(">=", 2.0)
@@ -74,12 +75,18 @@ def run(ctx: Context) -> list[Row]:
         seconds, out["floor"] = timed(lambda: rdkit_floor(smiles, workers))
         return seconds
 
+    # untimed warm-up: graphbench's compiled pickle reader compiles once per installation (cached
+    # on disk afterwards), which is not a per-dataset cost
+    featurize_smiles(smiles[:8], torch.zeros(len(smiles[:8]), 1), 1)
     times = interleaved({"graphbench": graphbench, "reference": reference, "floor": parse_only}, ctx.repeats)
     same = identical(out["reference"], out["graphbench"])
     build.graphbench = fmt_s(median(times["graphbench"])) + f" ({workers} processes)"
     build.reference = fmt_s(median(times["reference"])) + " (LRGB loader: serial smiles2graph)"
     build.figure = paired_ratio(times["reference"], times["graphbench"])
-    build.note = f"speed-up (median paired ratio), interleaved rounds: {ctx.repeats}; graphs identical: {'yes' if same else 'NO'}"
+    build.note = (
+        f"speed-up (median paired ratio), interleaved rounds: {ctx.repeats} after an untimed warm-up on 8 molecules; "
+        f"graphs identical: {'yes' if same else 'NO'}"
+    )
     if not same:
         build.skipped = "graphbench's graphs differ from the reference's"
     floor.graphbench = build.graphbench

@@ -23,9 +23,10 @@ molecule against ~0.9 ms for the parse) and its bytes hold every value the featu
 From these, RDKit's getters are: ``GetTotalNumHs() = explicit Hs + (0 if no-implicit else implicit
 valence)``, ``GetTotalDegree() = bonds + GetTotalNumHs()``, ``IsInRing() =`` the atom lies on a ring
 of the ring info. A molecule whose pickle holds anything else (queries, coordinates, monomer info,
-a ring info not yet computed, another pickle version) is reported as not read (status != 0), and the
-caller takes RDKit's getters for it. ``tests/data/test_mol_pickle.py`` checks every value against
-those getters.
+a ring info not yet computed, another pickle version, big-endian bytes) is reported as not read
+(status != OK), and :mod:`graphbench.data.sources.molecules` reads its chunk through RDKit's
+getters instead. ``tests/data/sources/test_mol_pickle.py`` checks every value against those
+getters, and that the real Peptides-func molecules all take this path with the pinned RDKit.
 """
 
 from __future__ import annotations
