@@ -72,6 +72,14 @@ def _int8(buf, p):
 
 
 @numba.njit(cache=True, nogil=True)
+def _field(buf, p, present, default, signed):
+    """An optional one-byte field at ``p``: (its value, the next position), or (``default``, ``p``)."""
+    if not present:
+        return np.int64(default), p
+    return (_int8(buf, p) if signed else np.int64(buf[p])), p + 1
+
+
+@numba.njit(cache=True, nogil=True)
 def _index(buf, p, wide):
     return _int32(buf, p) if wide else np.int64(buf[p])
 
@@ -105,27 +113,13 @@ def _read_one(buf, p, end, atoms, ends, bonds, a0, b0):
             size += (props >> bit) & 1
         if p + size > end:
             return MALFORMED
-        charge, chiral, hybridization, explicit_hs, implicit, radicals = 0, 0, _SP3, 0, 0, 0
-        if props & 2:
-            charge = _int8(buf, p)
-            p += 1
-        if props & 4:
-            chiral = np.int64(buf[p])
-            p += 1
-        if props & 8:
-            hybridization = np.int64(buf[p])
-            p += 1
-        if props & 16:
-            explicit_hs = _int8(buf, p)
-            p += 1
-        if props & 32:  # explicit valence
-            p += 1
-        if props & 64:
-            implicit = _int8(buf, p)
-            p += 1
-        if props & 128:
-            radicals = np.int64(buf[p])
-            p += 1
+        charge, p = _field(buf, p, props & 2, 0, True)
+        chiral, p = _field(buf, p, props & 4, 0, False)
+        hybridization, p = _field(buf, p, props & 8, _SP3, False)
+        explicit_hs, p = _field(buf, p, props & 16, 0, True)
+        _, p = _field(buf, p, props & 32, 0, False)  # explicit valence
+        implicit, p = _field(buf, p, props & 64, 0, True)
+        radicals, p = _field(buf, p, props & 128, 0, False)
         if props & 256:  # isotope
             p += 4
         if flags & 8:  # atom map number: tag, a byte, and an int32 when the byte is not 0..127
