@@ -4,11 +4,12 @@ features), built column by column in bulk and in parallel.
 ``smiles2graph`` converts one molecule at a time and, per atom, calls RDKit's getters, ``str`` on
 RDKit enums and ``list.index`` on OGB's vocabularies. Here each chunk of molecules is parsed and
 pickled by RDKit (``Mol.ToBinary``), one compiled pass reads every atom's and bond's properties
-from the pickles (:mod:`graphbench.data.sources.mol_pickle`), each column of integer codes is
-mapped to OGB indices through a memo filled by OGB's own rule
-(:func:`ogb.utils.features.safe_index`), and chunks are spread over processes. The getters read
+from the pickles (:mod:`graphbench.data.sources.mol_pickle`) as integer codes, a compiled look-up
+maps every column to OGB indices through a table filled once by OGB's own rule
+(:func:`ogb.utils.features.safe_index`), and chunks are spread over processes. RDKit's getters read
 the same codes where a pickle holds something that pass does not read. The graphs are identical
-to calling ``smiles2graph`` serially (``tests/benchmarks/test_preprocess_equivalence.py``).
+to calling ``smiles2graph`` serially (``tests/benchmarks/test_preprocess_equivalence.py``,
+``tests/data/sources/test_molecules.py``).
 """
 
 from __future__ import annotations
@@ -92,7 +93,8 @@ ATOM_FEATURES: tuple[tuple[_Getter, _OGBIndex], ...] = (
     (Chem.Atom.GetIsAromatic, _OGBIndex("possible_is_aromatic_list", bool, strict=True)),
     (Chem.Atom.IsInRing, _OGBIndex("possible_is_in_ring_list", bool, strict=True)),
 )
-#: the same for ``ogb.utils.features.bond_to_feature_vector``, after the bond's two atoms
+#: the same for ``ogb.utils.features.bond_to_feature_vector`` and
+#: :data:`graphbench.data.sources.mol_pickle.BOND_COLUMNS`
 BOND_FEATURES: tuple[tuple[_Getter, _OGBIndex], ...] = (
     (Chem.Bond.GetBondType, _OGBIndex("possible_bond_type_list", _enum_name(Chem.BondType))),
     (Chem.Bond.GetStereo, _OGBIndex("possible_bond_stereo_list", _enum_name(Chem.BondStereo), strict=True)),
