@@ -78,10 +78,7 @@ class LapPE(BaseTransform):
 
     def forward(self, data: Data) -> Data:
         (problem,) = self._problems([data])
-        vecs, vals = laplacian_eigenpairs(problem, self.k)
-        for name, value in self._attrs(
-            data, torch.from_numpy(vecs), torch.from_numpy(vals).expand(len(vecs), -1).clone()
-        ).items():
+        for name, value in self._attrs(data, *laplacian_eigenpairs(problem, self.k)).items():
             data[name] = value
         return data
 
@@ -93,15 +90,8 @@ class LapPE(BaseTransform):
         workers = self.processes_for(len(problems), num_workers)
         size = max(1, -(-len(problems) // (workers * 8)))
         chunks = [problems[i : i + size] for i in range(0, len(problems), size)]
-        parts = map_chunks(partial(_eigenpairs_of_chunk, k=self.k), chunks, workers)
-        # one array per chunk crosses the process boundary, not two per graph; the per-graph
-        # tensors are views of the concatenation (a store collates them into its own storage)
-        counts = [p.num_nodes for p in problems]
-        vecs = torch.from_numpy(np.concatenate([vecs for vecs, _ in parts] or [np.zeros((0, self.k), np.float32)]))
-        vals = np.concatenate([vals for _, vals in parts] or [np.zeros((0, self.k), np.float32)])
-        node_vals = torch.from_numpy(np.repeat(vals, counts, axis=0))
-        pairs = zip(data_list, vecs.split(counts), node_vals.split(counts))
-        return attach(data_list, [self._attrs(data, graph_vecs, graph_vals) for data, graph_vecs, graph_vals in pairs])
+        pairs = [p for part in map_chunks(partial(_eigenpairs_of_chunk, k=self.k), chunks, workers) for p in part]
+        return attach(data_list, [self._attrs(data, vecs, vals) for data, (vecs, vals) in zip(data_list, pairs)])
 
     def processes_for(self, num_graphs: int, num_workers: int | None = None) -> int:
         """How many processes :meth:`transform_many` uses for ``num_graphs`` graphs (1: this one)."""
@@ -127,8 +117,8 @@ class LapPE(BaseTransform):
             )
         return problems
 
-    def _attrs(self, data: Data, vecs: Tensor, vals: Tensor) -> dict[str, Tensor]:
-        attrs = {self.eigen_attr: vecs, self.eigval_attr: vals}
+    def _attrs(self, data: Data, vecs: np.ndarray, vals: np.ndarray) -> dict[str, Tensor]:
+        attrs = {self.eigen_attr: torch.from_numpy(vecs), self.eigval_attr: torch.from_numpy(vals)}
         device = data.edge_index.device if data.edge_index is not None else torch.device("cpu")
         return attrs if device.type == "cpu" else {name: value.to(device) for name, value in attrs.items()}
 
@@ -147,7 +137,8 @@ class LaplacianProblem(NamedTuple):
 
 def laplacian_eigenpairs(problem: LaplacianProblem, k: int) -> tuple[np.ndarray, np.ndarray]:
     r"""Eigenpairs 2..k+1 of one graph's :math:`L_{sym}`: float32 ``vecs`` ``[n, k]`` (0-padded)
-    and ``vals`` ``[k]`` (NaN-padded), following the conventions documented in :class:`LapPE`."""
+    and ``vals`` ``[n, k]`` (each row the k eigenvalues, NaN-padded), following the conventions
+    documented in :class:`LapPE`."""
     n = problem.num_nodes
     vecs = np.zeros((n, k), dtype=np.float32)
     vals = np.full(k, np.nan, dtype=np.float32)
@@ -167,13 +158,11 @@ def laplacian_eigenpairs(problem: LaplacianProblem, k: int) -> tuple[np.ndarray,
         values, vectors = scipy.linalg.eigh(lap, subset_by_index=[1, kk], driver="evr", check_finite=False, overwrite_a=True)
         vecs[:, :kk] = vectors * _canonical_sign(vectors)
         vals[:kk] = values
-    return vecs, vals
+    return vecs, np.repeat(vals[None, :], n, axis=0)
 
 
-def _eigenpairs_of_chunk(problems: Sequence[LaplacianProblem], k: int) -> tuple[np.ndarray, np.ndarray]:
-    """The chunk's ``vecs`` stacked over its nodes ``[sum n, k]`` and ``vals`` over its graphs ``[graphs, k]``."""
-    pairs = [laplacian_eigenpairs(p, k) for p in problems]
-    return np.concatenate([vecs for vecs, _ in pairs]), np.stack([vals for _, vals in pairs])
+def _eigenpairs_of_chunk(problems: Sequence[LaplacianProblem], k: int) -> list[tuple[np.ndarray, np.ndarray]]:
+    return [laplacian_eigenpairs(p, k) for p in problems]
 
 
 def _canonical_sign(vectors: np.ndarray, tol: float = 1e-6) -> np.ndarray:
