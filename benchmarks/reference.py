@@ -224,6 +224,24 @@ def train_steps(model: nn.Module, batches: Sequence[Batch], seed: int = 0) -> tu
     return time.perf_counter() - start, losses
 
 
+def train_rounds(
+    models: dict[str, nn.Module], batches: Sequence[Batch], repeats: int
+) -> tuple[dict[str, list[float]], dict[str, list[list[float]]]]:
+    """Seconds and losses of :func:`train_steps` for every model, ``repeats`` interleaved rounds, each
+    round from the weights the models have at the call. Those are snapshotted: ``state_dict()``
+    returns the live parameters, which training changes in place."""
+    initial = {name: copy.deepcopy(model.state_dict()) for name, model in models.items()}
+    losses: dict[str, list[list[float]]] = {name: [] for name in models}
+
+    def contender(name: str) -> float:
+        models[name].load_state_dict(initial[name])
+        seconds, step_losses = train_steps(models[name], batches)
+        losses[name].append(step_losses)
+        return seconds
+
+    return interleaved({name: (lambda name=name: contender(name)) for name in models}, repeats), losses
+
+
 def peak_rss(ctx: Context, jobs: Sequence[tuple[Recipe, str]], steps: int) -> list[float]:
     """``VmHWM`` in MiB of a fresh process per job (recipe, ``graphbench`` or ``reference``) that prepares
     the recipe's data and networks and trains that model for ``steps`` batches: the median over
@@ -300,18 +318,8 @@ def run_recipe(ctx: Context, recipe: Recipe, rss: dict[str, float]) -> Row:
         row.skipped = f"no raw files at {ctx.data_dir / RAW}"
         return row
     setup = prepare(ctx, recipe, steps)
-    initial = {"graphbench": setup.graphbench.state_dict(), "reference": setup.reference.state_dict()}
-    models = {"graphbench": setup.graphbench, "reference": setup.reference}
-    losses: dict[str, list[float]] = {}
-
-    def contender(name: str) -> float:
-        model = models[name]
-        model.load_state_dict(copy.deepcopy(initial[name]))  # every round from the same weights
-        seconds, losses[name] = train_steps(model, setup.batches)
-        return seconds
-
-    times = interleaved({n: (lambda n=n: contender(n)) for n in models}, ctx.repeats)
-    loss_diff = max(abs(a - b) for a, b in zip(losses["graphbench"], losses["reference"]))
+    times, losses = train_rounds({"graphbench": setup.graphbench, "reference": setup.reference}, setup.batches, ctx.repeats)
+    loss_diff = max(abs(a - b) for ours, theirs in zip(losses["graphbench"], losses["reference"]) for a, b in zip(ours, theirs))
     nodes = sum(b.num_nodes for b in setup.batches) / len(setup.batches)
     row.case += f" ({len(setup.batches)} batches of {setup.batches[0].num_graphs} graphs, ~{nodes:,.0f} nodes, as the epoch)"
     row.graphbench = f"{fmt_s(median(times['graphbench']))}, peak RSS {rss['graphbench']:.0f} MiB"
@@ -320,7 +328,7 @@ def run_recipe(ctx: Context, recipe: Recipe, rss: dict[str, float]) -> Row:
     same = loss_diff <= LOSS_TOLERANCE
     row.note = (
         f"speed-up (median paired ratio), interleaved rounds: {ctx.repeats}; width {setup.width}, {setup.params:,} params; "
-        f"max |loss difference| over the first {len(setup.batches)} steps {loss_diff:.1e} "
+        f"max |loss difference| over the first {len(setup.batches)} steps (every round) {loss_diff:.1e} "
         f"({'within' if same else 'OVER'} {LOSS_TOLERANCE:g}); peak RSS ratio {rss['graphbench'] / rss['reference']:.2f}x "
         f"(median of {1 if ctx.quick else ctx.repeats} fresh processes per model{'' if ctx.quick else ', the data cached beforehand'}: "
         f"data and both networks built, then {RSS_STEPS} training steps)"

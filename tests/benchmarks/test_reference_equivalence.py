@@ -9,8 +9,9 @@ from __future__ import annotations
 import pytest
 import torch
 from torch import nn
+from torch_geometric.data import Data
 
-from benchmarks.reference import ReferenceNet, copy_weights, reference_name
+from benchmarks.reference import ReferenceNet, copy_weights, reference_name, train_rounds
 from graphbench.modules.layers import GatedGCNLayer, GCNLayer, GINELayer
 from tests.modules.test_propagation import _network, _peptide_batch
 
@@ -51,3 +52,25 @@ def test_graphbench_network_trains_like_the_plain_pyg_reference(kind: str) -> No
     assert {reference_name(name) for name in our_grads} == set(reference_grads)
     for name, grad in our_grads.items():
         torch.testing.assert_close(grad, reference_grads[reference_name(name)], atol=1e-5, rtol=1e-4)
+
+
+class _Logistic(nn.Module):
+    def __init__(self) -> None:
+        super().__init__()
+        self.lin = nn.Linear(2, 1)
+
+    def forward(self, data: Data) -> torch.Tensor:
+        return self.lin(data.x).squeeze(-1)
+
+
+def test_every_timed_round_trains_from_the_same_weights() -> None:
+    """The rounds compare losses step by step, so each must start from the weights given, not from
+    the previous round's trained ones (``state_dict()`` alone returns the live tensors)."""
+    torch.manual_seed(0)
+    models = {"a": _Logistic(), "b": _Logistic()}
+    batches = [Data(x=torch.randn(4, 2), y=torch.tensor([0.0, 1.0, 1.0, 0.0])) for _ in range(3)]
+    times, losses = train_rounds(models, batches, repeats=3)
+    assert {name: len(seconds) for name, seconds in times.items()} == {"a": 3, "b": 3}
+    for rounds in losses.values():
+        assert rounds[0][0] != rounds[0][-1]  # it trained
+        assert rounds[1] == rounds[0] and rounds[2] == rounds[0]

@@ -57,7 +57,7 @@ def _takes_onednn(x: Tensor, weight: Tensor, bias: Tensor | None) -> bool:
     if not _ONEDNN or x.dim() != 2 or x.device.type != "cpu" or torch.is_autocast_enabled("cpu"):
         return False
     tensors = (x, weight) if bias is None else (x, weight, bias)
-    if any(t.dtype != torch.float32 or t.is_sparse for t in tensors):
+    if any(t.dtype != torch.float32 or t.layout != torch.strided for t in tensors):
         return False
     # torch.func (vmap, vjp: the NTK callback) wraps tensors that a custom op cannot unwrap
     return not any(torch._C._functorch.is_functorch_wrapped_tensor(t) for t in tensors)
