@@ -23,6 +23,8 @@ import torch
 from torch import Tensor, nn
 from torch.nn import functional as F
 
+from graphbench.modules.propagation import transformed
+
 _ONEDNN = torch.backends.mkldnn.is_available() and hasattr(torch.ops.mkldnn, "_linear_pointwise")
 
 
@@ -34,7 +36,6 @@ class _OneDnnLinear(torch.autograd.Function):
     @staticmethod
     def forward(ctx, x: Tensor, weight: Tensor, bias: Tensor | None) -> Tensor:  # type: ignore[override]
         ctx.save_for_backward(x, weight)
-        ctx.has_bias = bias is not None
         return _onednn_linear(x, weight, bias)
 
     @staticmethod
@@ -48,7 +49,7 @@ class _OneDnnLinear(torch.autograd.Function):
             grad_x = grad.mm(weight) if torch.is_grad_enabled() else _onednn_linear(grad, weight.t().contiguous(), None)
         if need_weight:
             grad_weight = grad.t().mm(x)
-        if ctx.has_bias and need_bias:
+        if need_bias:  # False when there is no bias
             grad_bias = grad.sum(0)
         return grad_x, grad_weight, grad_bias
 
@@ -60,7 +61,7 @@ def _takes_onednn(x: Tensor, weight: Tensor, bias: Tensor | None) -> bool:
     if any(t.dtype != torch.float32 or t.layout != torch.strided for t in tensors):
         return False
     # torch.func (vmap, vjp: the NTK callback) wraps tensors that a custom op cannot unwrap
-    return not any(torch._C._functorch.is_functorch_wrapped_tensor(t) for t in tensors)
+    return not any(transformed(t) for t in tensors)
 
 
 def linear(x: Tensor, weight: Tensor, bias: Tensor | None = None) -> Tensor:

@@ -70,7 +70,7 @@ class _SparseProduct(torch.autograd.Function):
         return spmm(ctx.transpose, grad.contiguous()), None, None
 
 
-def _transformed(x: Tensor) -> bool:
+def transformed(x: Tensor) -> bool:
     """Whether ``x`` is inside a ``torch.func`` transform (``vmap``, ``vjp``: the NTK callback), where
     sparse CSR tensors cannot go; there GCN's product runs as a gather and ``index_add``."""
     return bool(torch._C._functorch.is_functorch_wrapped_tensor(x))
@@ -129,10 +129,10 @@ class EdgePlan:
         out = m.new_zeros((self.num_nodes, *m.shape[1:]))
         # in place into the fresh zeros, except under torch.func, whose vmap cannot write batched
         # rows into an unbatched tensor
-        return out.index_add(0, self.dst, m) if _transformed(m) else out.index_add_(0, self.dst, m)
+        return out.index_add(0, self.dst, m) if transformed(m) else out.index_add_(0, self.dst, m)
 
     def gcn_propagate(self, x: Tensor) -> Tensor:
-        if _transformed(x):
+        if transformed(x):
             (src, dst), weight = self.gcn_edges
             messages = x.index_select(0, src) * weight.to(x.dtype).unsqueeze(-1)
             return x.new_zeros((self.num_nodes, *x.shape[1:])).index_add(0, dst, messages)
