@@ -11,6 +11,7 @@ from torch_geometric.nn import global_add_pool, global_max_pool, global_mean_poo
 
 from graphbench.info import DatasetInfo, FeatureSpec
 from graphbench.modules.activations import make_activation
+from graphbench.modules.dropout import Dropout
 from graphbench.modules.encoders import make_feature_encoder
 from graphbench.modules.propagation import EdgePlan
 
@@ -92,9 +93,9 @@ class GraphNetwork(nn.Module):
             norm(hidden_dim) if getattr(lay, "updates_edges", False) and not _self_contained(lay) else nn.Identity()
             for lay in self.layers
         )
-        self.input_dropout = nn.Dropout(input_dropout)  # on dense input features (Kipf & Welling 2017)
+        self.input_dropout = Dropout(input_dropout)  # on dense input features (Kipf & Welling 2017)
         self.act = make_activation(activation)
-        self.dropout = nn.Dropout(dropout)
+        self.dropout = Dropout(dropout)
         self.head = None if last_layer_outputs else head(in_dim=hidden_dim, out_dim=info.num_outputs)
 
     def _block(self, h: Tensor, h_new: Tensor, norm: nn.Module, batch: Tensor | None) -> Tensor:

@@ -6,6 +6,7 @@ from torch import Tensor, nn
 from torch_geometric.nn import APPNP
 
 from graphbench.modules.activations import make_activation
+from graphbench.modules.dropout import Dropout
 from graphbench.modules.linear import Linear
 
 
@@ -42,7 +43,7 @@ class APPNPLayer(nn.Module):
     ) -> None:
         super().__init__()
         self.act = make_activation(activation)
-        self.dropout = nn.Dropout(dropout)
+        self.dropout = Dropout(dropout)
         self.linear = Linear(in_dim, out_dim)
         self.propagate = APPNP(K=K, alpha=alpha, dropout=edge_dropout)
 

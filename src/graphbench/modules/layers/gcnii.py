@@ -6,6 +6,7 @@ from torch import Tensor, nn
 from torch_geometric.nn import GCN2Conv
 
 from graphbench.modules.activations import make_activation
+from graphbench.modules.dropout import Dropout
 
 
 class GCNIILayer(nn.Module):
@@ -52,7 +53,7 @@ class GCNIILayer(nn.Module):
             for depth in range(1, num_convs + 1)
         )
         self.act = make_activation(activation)
-        self.dropout = nn.Dropout(dropout)
+        self.dropout = Dropout(dropout)
 
     def reset_parameters(self) -> None:
         for conv in self.convs:

@@ -7,6 +7,7 @@ from torch import Tensor, nn
 from torch_geometric.utils import to_dense_batch
 
 from graphbench.modules.activations import make_activation
+from graphbench.modules.dropout import Dropout
 from graphbench.modules.layers.gatedgcn import GatedGCNLayer
 from graphbench.modules.layers.gine import GINELayer
 from graphbench.modules.linear import Linear
@@ -80,7 +81,7 @@ class GPSLayer(nn.Module):
         self.ff_out = Linear(2 * dim, dim)
         self.norm_ff = NodeNorm(dim, norm)
         self.act = make_activation(activation)
-        self.dropout = nn.Dropout(dropout)
+        self.dropout = Dropout(dropout)
 
     def reset_parameters(self) -> None:
         for module in self.children():

@@ -1,0 +1,131 @@
+r"""torch's CPU Bernoulli draws, bit for bit, compiled.
+
+``Tensor.bernoulli_(p)`` on CPU (ATen's ``templates::cpu::bernoulli_kernel``, scalar ``p``) walks the
+tensor serially under the generator's lock. Element :math:`k` takes two 32-bit words
+:math:`h, l` of the default generator's Mersenne Twister (MT19937; Matsumoto & Nishimura 1998),
+forms :math:`u = ((h \cdot 2^{32} + l) \bmod 2^{53}) \cdot 2^{-53}` and stores :math:`[u < p]`.
+Each element pays a call through ``std::function``-like lambdas and the engine's branch, about
+11 ns on this project's AMD EPYC: dropout's masks were 20-27% of an LRGB-tuned GCN/GINE training
+step. :func:`fill_` draws the same words from the same generator state with a compiled twist
+(624 words at a time) and a tempering loop the compiler vectorises: about 6x faster, identical
+values, and it leaves the generator exactly where ``bernoulli_`` would (the next ``torch.rand``
+is unchanged).
+
+The state travels through ``torch.get_rng_state()`` / ``torch.set_rng_state()``, whose byte layout is
+ATen's ``CPUGeneratorImplState`` (:data:`_STATE`). Since both the layout and the kernel are torch's
+implementation details, :func:`available` proves the equality on this build once per process (a
+draw by torch against one by :func:`fill_`, RNG restored afterwards); where it does not hold, callers
+keep torch's own kernel.
+"""
+
+from __future__ import annotations
+
+import functools
+import math
+
+import numba
+import numpy as np
+import torch
+from torch import Tensor
+
+_N, _M = 624, 397  # MT19937's state size and shift
+_U32 = np.uint32
+_U64 = np.uint64
+#: ATen's ``CPUGeneratorImplState``: ``legacy_pod`` {int64 seed; int left; int seeded; uint64 next;
+#: uint64 state[624]; double normal_x, normal_y, normal_rho; int normal_is_valid}, then float
+#: next_float_normal_sample and bool is_next_float_normal_sample_valid (padded to 5056 bytes)
+_STATE = np.dtype(
+    {"names": ["left", "next", "mt"], "formats": ["<i4", "<u8", ("<u8", _N)], "offsets": [8, 16, 24], "itemsize": 5056}
+)
+#: words buffered between the twist and the tempering loop (fits in L1)
+_CHUNK = 4096
+
+
+@numba.njit(cache=True, nogil=True, inline="always")
+def _twist(mt):
+    upper, lower, matrix = _U32(0x80000000), _U32(0x7FFFFFFF), _U32(0x9908B0DF)
+    for j in range(_N - _M):
+        y = (mt[j] & upper) | (mt[j + 1] & lower)
+        mt[j] = mt[j + _M] ^ (y >> _U32(1)) ^ (matrix * (mt[j + 1] & _U32(1)))
+    for j in range(_N - _M, _N - 1):
+        y = (mt[j] & upper) | (mt[j + 1] & lower)
+        mt[j] = mt[j + _M - _N] ^ (y >> _U32(1)) ^ (matrix * (mt[j + 1] & _U32(1)))
+    y = (mt[_N - 1] & upper) | (mt[0] & lower)
+    mt[_N - 1] = mt[_M - 1] ^ (y >> _U32(1)) ^ (matrix * (mt[0] & _U32(1)))
+
+
+@numba.njit(cache=True, nogil=True, inline="always")
+def _temper(y):
+    # in 64 bits: numba's uint32 arithmetic promotes and then does not vectorise (8x slower)
+    y ^= y >> _U64(11)
+    y ^= (y << _U64(7)) & _U64(0x9D2C5680)
+    y ^= (y << _U64(15)) & _U64(0xEFC60000)
+    y ^= y >> _U64(18)
+    return y
+
+
+@numba.njit(cache=True, nogil=True)
+def _fill(mt, left, next_, out, threshold, value):
+    """``out[k] = value`` if element k's 53-bit draw is below ``threshold``, else 0; ATen's engine
+    semantics: a draw decrements ``left`` and twists when it reaches 0, then reads ``mt[next_]``."""
+    words = 2 * out.size
+    raw = np.empty(_CHUNK, np.uint32)
+    zero = np.float32(0.0)
+    k = 0
+    done = 0
+    while done < words:
+        count = 0
+        while count < _CHUNK and done + count < words:
+            if left == 1:
+                _twist(mt)
+                left, next_ = _N + 1, 0
+            take = min(left - 1, _CHUNK - count, words - done - count)
+            raw[count : count + take] = mt[next_ : next_ + take]
+            next_ += take
+            left -= take
+            count += take
+        half = count // 2
+        dst = out[k : k + half]
+        for t in range(half):  # one induction variable and a slice: vectorised (4x faster than out[k]; k += 1)
+            high = _temper(_U64(raw[2 * t])) & _U64(0x1FFFFF)
+            low = _temper(_U64(raw[2 * t + 1])) & _U64(0xFFFFFFFF)
+            dst[t] = value if ((high << _U64(32)) | low) < threshold else zero
+        k += half
+        done += count
+    return left, next_
+
+
+def fill_(out: Tensor, p: float, value: float = 1.0) -> Tensor:
+    r"""Fill the contiguous float32 CPU tensor ``out`` with ``value`` where ``out.bernoulli_(p)``
+    (default generator) would put 1 and with 0 elsewhere, advancing the default generator as it
+    would. :math:`u < p` is decided as :math:`u \cdot 2^{53} < \lceil p \cdot 2^{53} \rceil` on
+    integers, exact since both sides are scaled by a power of two."""
+    if out.dtype != torch.float32 or out.device.type != "cpu" or not out.is_contiguous():
+        raise ValueError(f"fill_ takes a contiguous float32 CPU tensor, got {out.dtype} on {out.device}")
+    if not 0.0 <= p <= 1.0:
+        raise ValueError(f"p must lie in [0, 1], got {p}")
+    state = torch.get_rng_state()
+    fields = state.numpy().view(_STATE)[0]
+    mt = fields["mt"].astype(np.uint32)
+    threshold = _U64(math.ceil(p * 2.0**53))
+    left, next_ = _fill(mt, int(fields["left"]), int(fields["next"]), out.view(-1).numpy(), threshold, np.float32(value))
+    fields["left"], fields["next"], fields["mt"] = left, next_, mt
+    torch.set_rng_state(state)
+    return out
+
+
+@functools.cache
+def available() -> bool:
+    """Whether :func:`fill_` equals ``bernoulli_`` on this torch build: a 2,000-element draw (three
+    twists) and the generator state after it; the caller's RNG state is left as it was."""
+    saved = torch.get_rng_state()
+    try:
+        if saved.numel() != _STATE.itemsize:
+            return False
+        expected = torch.empty(2000).bernoulli_(0.3)
+        expected_state = torch.get_rng_state()
+        torch.set_rng_state(saved)
+        got = fill_(torch.empty(2000), 0.3)
+        return torch.equal(got, expected) and torch.equal(torch.get_rng_state(), expected_state)
+    finally:
+        torch.set_rng_state(saved)

@@ -1,0 +1,78 @@
+"""graphbench.modules.cpu_bernoulli: the compiled draws equal ``Tensor.bernoulli_`` on the default CPU
+generator element for element, and leave the generator where ``bernoulli_`` leaves it."""
+
+from __future__ import annotations
+
+import math
+
+import pytest
+import torch
+
+from graphbench.modules import cpu_bernoulli
+from graphbench.modules.cpu_bernoulli import available, fill_
+
+needs_equal_kernel = pytest.mark.skipif(not available(), reason="this torch build draws Bernoulli masks differently")
+
+
+def test_first_draw_by_hand_from_the_mt19937_reference_outputs() -> None:
+    # seeded with 5489, MT19937's first two outputs are 3499211612 and 581869302 (Matsumoto & Nishimura's
+    # reference implementation, also std::mt19937's default seed); element 0 takes 53 bits of them
+    u = ((3499211612 % 2**21) * 2**32 + 581869302) / 2**53
+    assert u == pytest.approx(0.5541210820565243, abs=0.0)
+    for p, expected in ((u, 0.0), (math.nextafter(u, 1.0), 1.0)):  # the draw is u < p
+        torch.manual_seed(5489)
+        assert fill_(torch.empty(1), p).item() == expected
+
+
+@needs_equal_kernel
+@pytest.mark.parametrize("p", [0.0, 0.1, 0.5, 0.9, 1.0])
+@pytest.mark.parametrize("n", [1, 311, 312, 313, 2047, 2048, 2049, 10007])
+def test_equals_bernoulli_and_leaves_the_generator_where_it_would(n: int, p: float) -> None:
+    # 312 elements use one twist's 624 words; 2048 elements fill one 4096-word chunk
+    torch.manual_seed(n)
+    torch.rand(5)  # start mid-block
+    expected = torch.empty(n).bernoulli_(p)
+    expected_next = torch.rand(3)
+    torch.manual_seed(n)
+    torch.rand(5)
+    got = fill_(torch.empty(n), p)
+    assert torch.equal(got, expected)
+    assert torch.equal(torch.rand(3), expected_next)
+
+
+@needs_equal_kernel
+def test_a_stream_of_draws_of_mixed_sizes_matches_torch() -> None:
+    sizes = (3, 700, 5, 1300, 1)
+    torch.manual_seed(7)
+    expected = [torch.empty(n).bernoulli_(0.5) for n in sizes] + [torch.randn(4)]
+    torch.manual_seed(7)
+    got = [fill_(torch.empty(n), 0.5) for n in sizes] + [torch.randn(4)]
+    assert all(torch.equal(a, b) for a, b in zip(got, expected))
+
+
+@needs_equal_kernel
+def test_value_replaces_the_ones() -> None:
+    torch.manual_seed(0)
+    mask = torch.empty(2, 500).bernoulli_(0.7)
+    torch.manual_seed(0)
+    assert torch.equal(fill_(torch.empty(2, 500), 0.7, value=2.5), mask * 2.5)
+
+
+def test_the_self_check_restores_the_callers_generator() -> None:
+    torch.manual_seed(3)
+    before = torch.get_rng_state()
+    assert cpu_bernoulli.available.__wrapped__() == available()
+    assert torch.equal(torch.get_rng_state(), before)
+
+
+@pytest.mark.parametrize(
+    ("tensor", "p", "message"),
+    [
+        (torch.empty(4, dtype=torch.float64), 0.5, "contiguous float32 CPU tensor"),
+        (torch.empty(4, 3).t(), 0.5, "contiguous float32 CPU tensor"),
+        (torch.empty(4), 1.5, r"p must lie in \[0, 1\], got 1.5"),
+    ],
+)
+def test_bad_input_is_refused_with_one_line(tensor: torch.Tensor, p: float, message: str) -> None:
+    with pytest.raises(ValueError, match=message):
+        fill_(tensor, p)
