@@ -21,13 +21,13 @@ needs_equal_kernel = pytest.mark.skipif(not cpu_bernoulli.available(), reason="t
 def compiled_draws(monkeypatch: pytest.MonkeyPatch) -> list[int]:
     """Numbers of elements drawn by the compiled kernel, one entry per call."""
     calls: list[int] = []
-    fill = cpu_bernoulli.fill_
+    draw = cpu_bernoulli.draw
 
-    def counting(out: Tensor, p: float, value: float = 1.0) -> Tensor:
-        calls.append(out.numel())
-        return fill(out, p, value)
+    def counting(n: int, p: float) -> Tensor:
+        calls.append(n)
+        return draw(n, p)
 
-    monkeypatch.setattr(cpu_bernoulli, "fill_", counting)
+    monkeypatch.setattr(cpu_bernoulli, "draw", counting)
     return calls
 
 
@@ -52,6 +52,36 @@ def test_equals_f_dropout_bit_for_bit(p: float, compiled_draws: list[int]) -> No
     kept = ours[0] != 0
     assert 0 < kept.sum() < x0.numel()
     assert torch.equal(ours[0][kept], x0[kept] * torch.tensor(1.0 / (1.0 - p)))
+    assert torch.equal(ours[1] != 0, kept)  # the gradient passes where the mask kept
+
+
+@needs_equal_kernel
+def test_special_values_are_multiplied_as_torch_multiplies(compiled_draws: list[int]) -> None:
+    # dropped entries are x * 0: -0 for negatives, NaN for NaN and inf; kept ones x * 1/(1-p)
+    x = torch.tensor([-1.0, float("nan"), float("inf"), -float("inf"), 3e38, -0.0] * 50)
+    torch.manual_seed(4)
+    ours = dropout(x, 0.5, True)
+    torch.manual_seed(4)
+    plain = F.dropout(x, 0.5, True)
+    assert compiled_draws == [x.numel()]
+    assert torch.equal(ours.view(torch.int32), plain.view(torch.int32))  # bit patterns, NaN and signs included
+
+
+@needs_equal_kernel
+def test_second_derivatives_equal_torchs(compiled_draws: list[int]) -> None:
+    # a gradient penalty differentiates the backward itself (create_graph)
+    w0 = torch.randn(40, 8, generator=torch.Generator().manual_seed(1))
+    penalties = []
+    for function in (dropout, F.dropout):
+        w = w0.clone().requires_grad_()
+        torch.manual_seed(9)
+        y = function(w.tanh(), 0.3, True)
+        (grad,) = torch.autograd.grad(y.pow(2).sum(), w, create_graph=True)
+        grad.pow(2).sum().backward()
+        penalties.append((grad.detach(), w.grad))
+    assert compiled_draws == [40 * 8]
+    assert torch.equal(penalties[0][0], penalties[1][0])
+    assert torch.equal(penalties[0][1], penalties[1][1])
 
 
 @pytest.mark.parametrize(
