@@ -4,13 +4,14 @@ from __future__ import annotations
 
 import math
 
+import numpy as np
 import pytest
 import torch
 from torch_geometric.data import Data
 from torch_geometric.transforms import AddLaplacianEigenvectorPE
 from torch_geometric.utils import to_undirected
 
-from graphbench.transforms.lap_pe import LapPE
+from graphbench.transforms.lap_pe import LapPE, _sym_laplacian
 
 
 def undirected(edges: list[tuple[int, int]], n: int) -> Data:
@@ -109,6 +110,17 @@ def test_directed_input_is_symmetrised_and_self_loops_ignored():
     a, b = LapPE(k=3)(directed), LapPE(k=3)(cycle(4))
     torch.testing.assert_close(a.lap_eigval, b.lap_eigval)
     torch.testing.assert_close(a.lap_pe @ a.lap_pe.T, b.lap_pe @ b.lap_pe.T, atol=1e-6, rtol=0)
+
+
+def test_laplacian_by_hand_with_parallel_weighted_and_looped_edges():
+    # edges 0->1 (1 and 3: summed to 4), 1->0 (2: the symmetric part takes max(4, 2)), 1->2 (1), 2->2 (a
+    # self-loop, dropped): A = [[0, 4, 0], [4, 0, 1], [0, 1, 0]], degrees 4, 5, 1
+    row, col = np.array([0, 0, 1, 1, 2]), np.array([1, 1, 0, 2, 2])
+    lap = _sym_laplacian(3, row, col, np.array([1.0, 3.0, 2.0, 1.0, 5.0]))
+    s5 = math.sqrt(5.0)
+    expected = np.array([[1.0, -2.0 / s5, 0.0], [-2.0 / s5, 1.0, -1.0 / s5], [0.0, -1.0 / s5, 1.0]])
+    np.testing.assert_allclose(lap, expected, rtol=0, atol=1e-15)
+    assert np.array_equal(lap, lap.T)
 
 
 def test_permutation_equivariance_up_to_sign():
