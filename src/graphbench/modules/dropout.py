@@ -52,7 +52,7 @@ class _CompiledDropout(torch.autograd.Function):
         mask = cpu_bernoulli.draw(x.numel(), keep)
         ctx.save_for_backward(mask)
         ctx.scale = scale
-        return _scaled(x.detach(), mask, scale).view_as(x)
+        return _scaled(x, mask, scale)
 
     @staticmethod
     def backward(ctx, grad: Tensor) -> tuple[Tensor, None, None]:  # type: ignore[override]
@@ -60,7 +60,7 @@ class _CompiledDropout(torch.autograd.Function):
         if torch.is_grad_enabled():  # create_graph: the gradient must itself be differentiable
             noise = mask.view(grad.shape).to(grad.dtype) * torch.tensor(ctx.scale, dtype=grad.dtype)
             return grad * noise, None, None
-        return _scaled(grad, mask, ctx.scale).view_as(grad), None, None
+        return _scaled(grad, mask, ctx.scale), None, None
 
 
 def _takes_compiled_mask(x: Tensor) -> bool:

@@ -2,10 +2,9 @@ r"""Laplacian eigenvector positional encoding (LapPE)."""
 
 from __future__ import annotations
 
-import functools
 import math
 from collections.abc import Sequence
-from functools import partial
+from functools import cache, partial
 from typing import NamedTuple
 
 import numba
@@ -153,8 +152,8 @@ def laplacian_eigenpairs(problem: LaplacianProblem, k: int) -> tuple[np.ndarray,
         lap = _sym_laplacian(n, row, col, weight)
         lwork, liwork = _dsyevr_workspace(n)
         # LAPACK's dsyevr as scipy.linalg.eigh(subset_by_index=[1, kk], driver="evr") calls it, less the
-        # wrapper's checks and its workspace query on every graph (a sixth of a Peptides-func graph's
-        # time); lap.T is lap, already in the column-major order LAPACK reads, so nothing is copied
+        # wrapper's checks and its workspace query on every graph (with the compiled Laplacian, a tenth of
+        # a Peptides-func graph's time); lap.T is lap, already in the column-major order LAPACK reads, so nothing is copied
         values, vectors, found, _, info = _DSYEVR(
             lap.T, compute_v=1, range="I", il=2, iu=kk + 1, lower=1, overwrite_a=1, lwork=lwork, liwork=liwork
         )
@@ -169,7 +168,7 @@ def laplacian_eigenpairs(problem: LaplacianProblem, k: int) -> tuple[np.ndarray,
 _DSYEVR, _DSYEVR_LWORK = scipy.linalg.get_lapack_funcs(("syevr", "syevr_lwork"), dtype=np.float64)
 
 
-@functools.cache
+@cache
 def _dsyevr_workspace(n: int) -> tuple[int, int]:
     """dsyevr's optimal ``lwork`` and ``liwork`` for order ``n`` (LAPACK's workspace query)."""
     work, iwork, info = _DSYEVR_LWORK(n, lower=1)
