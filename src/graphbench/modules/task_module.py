@@ -56,29 +56,26 @@ class GraphTaskModule(L.LightningModule):
     def forward(self, batch: Batch) -> Tensor:
         return self.network(batch)
 
-    def _select(self, batch: Batch, split: str, logits: Tensor) -> tuple[Tensor, Tensor, Tensor]:
-        """Outputs, targets and dataset indices of the examples of ``split`` in this batch."""
-        if self.info.level == "node":
-            mask = batch[f"{split}_mask"]
-            index = mask.nonzero().view(-1)
-            return logits[mask], batch.y[mask], getattr(batch, "n_id", torch.arange(mask.numel(), device=mask.device))[index]
-        index = batch.idx if "idx" in batch else torch.arange(logits.size(0), device=logits.device)
-        return logits, batch.y, index
-
-    def _step(self, batch: Batch, split: str) -> tuple[Tensor, dict[str, Tensor]]:
-        """The batch's loss, and its outputs, targets and dataset indices for the split's examples."""
-        logits, target, index = self._select(batch, split, self(batch))
+    def _step(self, batch: Batch, split: str) -> tuple[Tensor, Tensor, Tensor]:
+        """The batch's loss over the split's examples, and their (detached) outputs and targets; updates
+        the split's metric and epoch loss."""
+        logits = self(batch)
+        target = batch.y
+        mask = batch[f"{split}_mask"] if self.info.level == "node" else None
+        if mask is not None:
+            logits, target = logits[mask], target[mask]
         if self.info.task_type == "multiclass":
             target = target.long().view(-1)
         else:
             target = target.float().view(logits.shape)
-        if self.info.level == "node" and "loss_weight" in batch:
-            loss = self._weighted_loss(logits, target, batch.loss_weight[batch[f"{split}_mask"]])
+        weight = getattr(batch, "loss_weight", None) if mask is not None else None
+        if weight is not None:
+            loss = self._weighted_loss(logits, target, weight[mask])
         else:
             loss = self.loss_fn(logits, target)
         self.metrics[f"{split}_metric"].update(logits.detach(), target)
         self.losses[f"{split}_loss"].update(loss.detach(), logits.size(0))
-        return loss, {"y_pred": logits.detach(), "y_true": target.detach(), "index": index.detach()}
+        return loss, logits.detach(), target
 
     def _weighted_loss(self, logits: Tensor, target: Tensor, weight: Tensor) -> Tensor:
         r""":math:`\sum_i w_i \, \ell(\hat y_i, y_i)`: the per-example losses of ``loss_fn`` (whatever its
@@ -96,7 +93,14 @@ class GraphTaskModule(L.LightningModule):
         self._step(batch, "val")
 
     def test_step(self, batch: Batch, batch_idx: int) -> dict[str, Tensor]:
-        return self._step(batch, "test")[1]
+        _, logits, target = self._step(batch, "test")
+        if self.info.level == "node":
+            index = batch["test_mask"].nonzero().view(-1)
+            if "n_id" in batch:
+                index = batch.n_id[index]
+        else:
+            index = batch.idx if "idx" in batch else torch.arange(logits.size(0), device=logits.device)
+        return {"y_pred": logits, "y_true": target, "index": index}
 
     def _log_epoch_loss(self, split: str) -> None:
         loss = self.losses[f"{split}_loss"]

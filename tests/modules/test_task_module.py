@@ -1,0 +1,102 @@
+"""GraphTaskModule's steps on hand-built batches: the loss over the split's examples, the metric
+and epoch-loss updates, and the test outputs with their dataset indices."""
+
+from __future__ import annotations
+
+import pytest
+import torch
+from torch import Tensor, nn
+from torch_geometric.data import Batch, Data
+
+from graphbench.info import DatasetInfo, FeatureSpec
+from graphbench.modules.task_module import GraphTaskModule
+
+
+class Outputs(nn.Module):
+    """Returns the batch's fixed ``out`` attribute: the steps' bookkeeping is what is tested."""
+
+    def forward(self, batch: Batch) -> Tensor:
+        return batch.out
+
+
+def module(level: str, task_type: str, num_outputs: int) -> GraphTaskModule:
+    metric = "accuracy" if task_type == "multiclass" else "mae"
+    info = DatasetInfo("toy", level, task_type, num_outputs, metric, task_type == "multiclass", FeatureSpec("dense", 1), None)
+    loss = nn.CrossEntropyLoss() if task_type == "multiclass" else nn.L1Loss()
+    return GraphTaskModule(Outputs(), info, lambda params: torch.optim.SGD(params, lr=0.1), loss=loss)
+
+
+def node_batch(**extra: Tensor) -> Batch:
+    # node 1 is classified right (class 1), node 3 wrong (class 0 predicted, 2 true)
+    out = torch.tensor([[2.0, 0.0, 0.0], [0.0, 3.0, 0.0], [0.0, 0.0, 1.0], [4.0, 0.0, 1.0]])
+    graph = Data(
+        out=out,
+        y=torch.tensor([0, 1, 2, 2]),
+        edge_index=torch.tensor([[0, 1], [1, 0]]),
+        num_nodes=4,
+        train_mask=torch.tensor([False, True, False, True]),
+        val_mask=torch.tensor([True, False, False, False]),
+        test_mask=torch.tensor([False, False, True, True]),
+        **extra,
+    )
+    return Batch.from_data_list([graph])
+
+
+def test_training_step_is_the_loss_over_training_nodes_and_updates_the_epoch_figures() -> None:
+    task = module("node", "multiclass", 3)
+    batch = node_batch()
+    loss = task.training_step(batch, 0)
+    assert loss is not None
+    expected = nn.functional.cross_entropy(batch.out[[1, 3]], torch.tensor([1, 2]))
+    assert torch.equal(loss, expected)
+    assert float(task.metrics["train_metric"].compute()) == 0.5
+    assert torch.equal(task.losses["train_loss"].compute(), expected)
+    task.validation_step(batch, 0)
+    assert float(task.metrics["val_metric"].compute()) == 1.0
+
+
+def test_test_step_returns_the_test_nodes_outputs_targets_and_indices() -> None:
+    task = module("node", "multiclass", 3)
+    batch = node_batch()
+    outputs = task.test_step(batch, 0)
+    assert torch.equal(outputs["y_pred"], batch.out[[2, 3]])
+    assert torch.equal(outputs["y_true"], torch.tensor([2, 2]))
+    assert torch.equal(outputs["index"], torch.tensor([2, 3]))
+    assert not outputs["y_pred"].requires_grad
+
+
+def test_test_step_of_a_sampled_subgraph_maps_its_nodes_to_dataset_ids() -> None:
+    task = module("node", "multiclass", 3)
+    outputs = task.test_step(node_batch(n_id=torch.tensor([40, 41, 42, 43])), 0)
+    assert torch.equal(outputs["index"], torch.tensor([42, 43]))
+
+
+def test_a_sampled_subgraph_without_training_nodes_takes_no_step() -> None:
+    task = module("node", "multiclass", 3)
+    batch = node_batch(n_id=torch.arange(4))
+    batch.train_mask = torch.zeros(4, dtype=torch.bool)
+    assert task.training_step(batch, 0) is None
+
+
+def test_loss_weights_scale_each_training_nodes_loss() -> None:
+    task = module("node", "multiclass", 3)
+    batch = node_batch(loss_weight=torch.tensor([9.0, 0.5, 9.0, 2.0]))
+    loss = task.training_step(batch, 0)
+    per_node = nn.functional.cross_entropy(batch.out[[1, 3]], torch.tensor([1, 2]), reduction="none")
+    assert loss is not None
+    assert torch.allclose(loss, 0.5 * per_node[0] + 2.0 * per_node[1])
+
+
+def test_graph_level_steps_use_every_graph_and_its_dataset_index() -> None:
+    task = module("graph", "regression", 2)
+    graphs = [Data(x=torch.zeros(1, 1), y=torch.tensor([[1.0, 2.0]]), idx=torch.tensor([7 + i]), num_nodes=1) for i in range(2)]
+    batch = Batch.from_data_list(graphs)
+    batch.out = torch.tensor([[1.5, 2.0], [0.0, 2.0]])
+    loss = task.training_step(batch, 0)
+    assert loss is not None
+    assert float(loss) == pytest.approx((0.5 + 0.0 + 1.0 + 0.0) / 4)
+    outputs = task.test_step(batch, 0)
+    assert torch.equal(outputs["index"], torch.tensor([7, 8]))
+    assert torch.equal(outputs["y_true"], batch.y.float())
+    del batch.idx
+    assert torch.equal(task.test_step(batch, 0)["index"], torch.tensor([0, 1]))
