@@ -167,6 +167,9 @@ class LinkTaskModule(GraphTaskModule):
             self._test_seen += y_pred.numel()
         return loss, {"y_pred": y_pred.detach(), "y_true": y_true.detach(), "index": ids.detach()}
 
+    def test_step(self, batch: Batch, batch_idx: int) -> dict[str, Tensor]:
+        return self._step(batch, "test")[1]
+
     def _log_epoch_metric(self, split: str) -> float:
         self._log_epoch_loss(split)
         metric = self.metrics[f"{split}_metric"]

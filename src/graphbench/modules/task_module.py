@@ -56,9 +56,9 @@ class GraphTaskModule(L.LightningModule):
     def forward(self, batch: Batch) -> Tensor:
         return self.network(batch)
 
-    def _step(self, batch: Batch, split: str) -> tuple[Tensor, Tensor, Tensor]:
-        """The batch's loss over the split's examples, and their (detached) outputs and targets; updates
-        the split's metric and epoch loss."""
+    def _step(self, batch: Batch, split: str) -> tuple[Tensor, dict[str, Tensor]]:
+        """The batch's loss over the split's examples, and their (detached) outputs and targets
+        (``y_pred``, ``y_true``); updates the split's metric and epoch loss."""
         logits = self(batch)
         target = batch.y
         mask = batch[f"{split}_mask"] if self.info.level == "node" else None
@@ -75,7 +75,7 @@ class GraphTaskModule(L.LightningModule):
             loss = self.loss_fn(logits, target)
         self.metrics[f"{split}_metric"].update(logits.detach(), target)
         self.losses[f"{split}_loss"].update(loss.detach(), logits.size(0))
-        return loss, logits.detach(), target
+        return loss, {"y_pred": logits.detach(), "y_true": target}
 
     def _weighted_loss(self, logits: Tensor, target: Tensor, weight: Tensor) -> Tensor:
         r""":math:`\sum_i w_i \, \ell(\hat y_i, y_i)`: the per-example losses of ``loss_fn`` (whatever its
@@ -93,14 +93,14 @@ class GraphTaskModule(L.LightningModule):
         self._step(batch, "val")
 
     def test_step(self, batch: Batch, batch_idx: int) -> dict[str, Tensor]:
-        _, logits, target = self._step(batch, "test")
+        outputs = self._step(batch, "test")[1]
         if self.info.level == "node":
             index = batch["test_mask"].nonzero().view(-1)
-            if "n_id" in batch:
-                index = batch.n_id[index]
+            outputs["index"] = batch.n_id[index] if "n_id" in batch else index
         else:
-            index = batch.idx if "idx" in batch else torch.arange(logits.size(0), device=logits.device)
-        return {"y_pred": logits, "y_true": target, "index": index}
+            logits = outputs["y_pred"]
+            outputs["index"] = batch.idx if "idx" in batch else torch.arange(logits.size(0), device=logits.device)
+        return outputs
 
     def _log_epoch_loss(self, split: str) -> None:
         loss = self.losses[f"{split}_loss"]

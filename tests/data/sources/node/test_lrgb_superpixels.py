@@ -79,14 +79,14 @@ def test_node_level_outputs_are_selected_and_aligned(tmp_path: Path) -> None:
     )
     module.forward = lambda batch: module.network(batch.x)  # type: ignore[method-assign]
     seen = []
-    for batch in dm.val_dataloader():
-        logits, target, index = module._select(batch, "val", module(batch))
-        assert logits.shape == (batch.num_nodes, 21) and torch.equal(target, batch.y)
-        seen.append(index)
-    val_nodes = torch.cat(seen)
-    first_val_graph = int(dm.splits["val"][0])
-    start = int(dm.dataset.slices["x"][first_val_graph])
-    assert val_nodes.tolist() == list(range(start, start + len(val_nodes)))  # n_id: positions in the whole dataset
+    for batch in dm.test_dataloader():
+        outputs = module.test_step(batch, 0)
+        assert outputs["y_pred"].shape == (batch.num_nodes, 21) and torch.equal(outputs["y_true"], batch.y)
+        seen.append(outputs["index"])
+    test_nodes = torch.cat(seen)
+    first_test_graph = int(dm.splits["test"][0])
+    start = int(dm.dataset.slices["x"][first_test_graph])
+    assert test_nodes.tolist() == list(range(start, start + len(test_nodes)))  # n_id: positions in the whole dataset
 
 
 def test_labels_outside_the_classes_are_rejected(tmp_path: Path) -> None:
