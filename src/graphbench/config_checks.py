@@ -36,6 +36,7 @@ def _any(value: Any) -> bool:
 #: key -> (accepted types, condition on the value, human-readable expectation)
 CHECKED_KEYS: dict[str, tuple[tuple[type, ...], Callable[[Any], bool], str]] = {
     "seed": ((int,), _any, "an integer"),
+    "checkpoint_every_s": ((int, float), _non_negative, "a non-negative number of seconds"),
     "dataset.batch_size": ((int,), _positive, "a positive integer"),
     "dataset.num_workers": ((int,), _non_negative, "a non-negative integer"),
     "model.hidden_dim": ((int,), _positive, "a positive integer"),

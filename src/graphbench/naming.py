@@ -31,8 +31,9 @@ HASH_LENGTH: int = 8
 #: The group name of a run without task overrides (the default experiment).
 DEFAULT_GROUP: str = "default"
 
-#: Top-level override keys that never name a configuration: the replicate axis and the names themselves.
-DROPPED_KEYS: frozenset[str] = frozenset({"seed", "run_name", "run_group", "resume", "hparams_search"})
+#: Top-level override keys that never name a configuration: the replicate axis, the names themselves
+#: and how a run resumes.
+DROPPED_KEYS: frozenset[str] = frozenset({"seed", "run_name", "run_group", "resume", "checkpoint_every_s", "hparams_search"})
 #: Override keys under these top-level sections only say where or how a run records itself
 #: (``paths.data_dir``, ``logger=wandb``, ``logger.wandb.offline``, ``hydra.*``).
 DROPPED_SECTIONS: frozenset[str] = frozenset({"paths", "hydra", "logger"})

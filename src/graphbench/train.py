@@ -25,6 +25,7 @@ from torch import nn
 from graphbench.budget import solve_width
 from graphbench.callbacks.divergence import DivergenceGuard
 from graphbench.callbacks.history import EpochHistory
+from graphbench.callbacks.last_checkpoint import LastCheckpoint
 from graphbench.callbacks.parameter_budget import ParameterBudget
 from graphbench.callbacks.predictions import TestPredictions
 from graphbench.callbacks.resources import ResourceTracker
@@ -181,16 +182,8 @@ def _fit_and_test(
         save_weights_only=True,
         enable_version_counter=False,
     )
-    # the full state at the end of every epoch: what a resumed (requeued, preempted) run continues from
-    last = ModelCheckpoint(
-        dirpath=checkpoint_dir,
-        filename=LAST_CHECKPOINT[: -len(".ckpt")],
-        monitor=None,
-        save_top_k=1,
-        save_weights_only=False,
-        save_on_train_epoch_end=True,
-        enable_version_counter=False,
-    )
+    # the full state at epoch ends: what a resumed (requeued, preempted) run continues from
+    last = LastCheckpoint(checkpoint_dir, LAST_CHECKPOINT[: -len(".ckpt")], every_s=float(cfg.checkpoint_every_s))
     progress_bar = show_progress_bar(trainer_cfg.get("enable_progress_bar", "auto"))
     trainer_cfg["enable_progress_bar"] = progress_bar
     # the DataModules shard the data over DDP ranks themselves, without Lightning's padding repeats

@@ -16,7 +16,7 @@ from tests.paths import REPO
 
 #: 12 epochs of 12 small batches: long enough to be killed mid-run (after epoch 3), a few seconds in all
 EPOCHS = 12
-RESUMABLE = [*FAST_CYCLES, "dataset.batch_size=8", f"trainer.max_epochs={EPOCHS}", "resume=auto"]
+RESUMABLE = [*FAST_CYCLES, "dataset.batch_size=8", f"trainer.max_epochs={EPOCHS}", "resume=auto", "checkpoint_every_s=0"]
 
 
 def start(tmp_path: Path, run_dir: Path) -> subprocess.Popen[str]:
