@@ -55,7 +55,7 @@ def train_accuracy(pe_k: int | None, steps: int) -> tuple[float, torch.Tensor]:
     net.eval()
     with torch.no_grad():
         logits = net(batch)
-    return (logits.argmax(1) == y).float().mean().item(), logits
+    return int((logits.argmax(1) == y).sum()) / y.numel(), logits  # exact: float32's 0.9 is below 0.9
 
 
 def test_gcn_without_pe_gives_every_csl_graph_the_same_output() -> None:
@@ -65,5 +65,7 @@ def test_gcn_without_pe_gives_every_csl_graph_the_same_output() -> None:
 
 
 def test_gcn_with_lappe_separates_the_classes() -> None:
-    accuracy, _ = train_accuracy(20, steps=150)
+    # 250 steps: at 150 one torch thread stood at 45 of 50 graphs and two at all 50 (the float sums'
+    # order differs); from 200 on both classify every graph
+    accuracy, _ = train_accuracy(20, steps=250)
     assert accuracy >= 0.9

@@ -16,7 +16,6 @@ from graphbench.data.io.raw_root import RawRoot
 from graphbench.data.sources.base import Source
 from graphbench.data.store.batching import graph_loader
 from graphbench.data.store.cache import cache_key, load_or_build
-from graphbench.data.store.full_batch import FullBatchLoader
 from graphbench.data.store.graph_store import GraphStore
 from graphbench.data.store.sharding import Shard
 from graphbench.errors import ConfigError, DataError
@@ -199,16 +198,16 @@ class GraphLevelDataModule(L.LightningDataModule):
         """Raises a :class:`ConfigError` when this dataset cannot be split over ``world_size``
         data-parallel processes (graph-level loaders shard by graph, so they always can)."""
 
-    def _loader(self, split: str, shuffle: bool) -> DataLoader | FullBatchLoader:
+    def _loader(self, split: str, shuffle: bool) -> DataLoader:
         # every rank seeded the same global seed (seed_everything), so all draw the same permutation
         seed = torch.initial_seed()
         return graph_loader(self.split_dataset(split), self.batch_size, shuffle, self.num_workers, self.shard, seed)
 
-    def train_dataloader(self) -> DataLoader | FullBatchLoader:
+    def train_dataloader(self) -> DataLoader:
         return self._loader("train", shuffle=True)
 
-    def val_dataloader(self) -> DataLoader | FullBatchLoader:
+    def val_dataloader(self) -> DataLoader:
         return self._loader("val", shuffle=False)
 
-    def test_dataloader(self) -> DataLoader | FullBatchLoader:
+    def test_dataloader(self) -> DataLoader:
         return self._loader("test", shuffle=False)

@@ -17,7 +17,7 @@ from graphbench.data.samplers.base import FullBatch, Sampler, SamplerContext
 from graphbench.data.sources.base import OneGraphNodeSource
 from graphbench.data.splits import IGB_FRACTIONS, random_split_masks
 from graphbench.data.store.cache import load_or_build
-from graphbench.data.store.full_batch import FullBatchLoader
+from graphbench.data.store.full_batch import full_batch_loader
 from graphbench.data.store.graph_store import GraphStore
 from graphbench.errors import ConfigError
 from graphbench.info import SPLITS
@@ -183,7 +183,7 @@ class NodeLevelDataModule(GraphLevelDataModule):
                 f"set trainer.devices=1, or pick a mini-batch sampler (sampler=neighbor|cluster_gcn|saint_node|saint_edge|saint_rw)"
             )
 
-    def _loader(self, split: str, shuffle: bool) -> DataLoader | FullBatchLoader:
+    def _loader(self, split: str, shuffle: bool) -> DataLoader:
         if not self.source.one_graph:
             return super()._loader(split, shuffle)
         if self.full_batch is None:
@@ -194,14 +194,14 @@ class NodeLevelDataModule(GraphLevelDataModule):
         if sampled is not None:
             return sampled
         if split == "train" or not context.distributed:
-            return FullBatchLoader(self.full_batch)
+            return full_batch_loader(self.full_batch)
         # full-graph evaluation in a data-parallel run: every rank runs the whole graph and scores its
         # own share of the split's nodes (the metrics add the shares up once per epoch)
         batch = copy.copy(self.full_batch)
         mask = torch.zeros_like(batch[f"{split}_mask"])
         mask[context.eval_nodes(self.graph, split)] = True
         batch[f"{split}_mask"] = mask
-        return FullBatchLoader(batch)
+        return full_batch_loader(batch)
 
     def sampler_context(self) -> SamplerContext:
         """Loader workers, the dataset's cache for what a sampler precomputes (METIS parts,
