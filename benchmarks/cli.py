@@ -67,18 +67,14 @@ def run_one(name: str, ctx: Context) -> list[Row]:
     return rows
 
 
-def quiet_lightning() -> None:
-    logging.getLogger("lightning").setLevel(logging.ERROR)
-    logging.getLogger("lightning.pytorch").setLevel(logging.ERROR)
-    warnings.filterwarnings("ignore", module="lightning")
-
-
 def _run_in_child(name: str, ctx: Context, threads: int | None) -> list[Row]:
     if threads:
         import torch
 
         torch.set_num_threads(threads)
-    quiet_lightning()
+    logging.getLogger("lightning").setLevel(logging.ERROR)
+    logging.getLogger("lightning.pytorch").setLevel(logging.ERROR)
+    warnings.filterwarnings("ignore", module="lightning")
     with contextlib.redirect_stdout(sys.stderr):  # progress bars and logs; stdout gets the table alone
         return run_one(name, ctx)
 
@@ -107,8 +103,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         os.environ["OMP_NUM_THREADS"] = os.environ["MKL_NUM_THREADS"] = str(args.threads)
         import torch
 
-        torch.set_num_threads(args.threads)
-    quiet_lightning()
+        torch.set_num_threads(args.threads)  # the stamp below reports it; each benchmark's process sets its own
     work_dir = Path(tempfile.mkdtemp(prefix="graphbench-bench-"))
     ctx = Context(
         data_dir=args.data_dir.resolve(),

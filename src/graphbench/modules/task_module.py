@@ -68,9 +68,8 @@ class GraphTaskModule(L.LightningModule):
             target = target.long().view(-1)
         else:
             target = target.float().view(logits.shape)
-        weight = getattr(batch, "loss_weight", None) if mask is not None else None
-        if weight is not None:
-            loss = self._weighted_loss(logits, target, weight[mask])
+        if mask is not None and "loss_weight" in batch:
+            loss = self._weighted_loss(logits, target, batch.loss_weight[mask])
         else:
             loss = self.loss_fn(logits, target)
         self.metrics[f"{split}_metric"].update(logits.detach(), target)
