@@ -53,7 +53,8 @@ def map_chunks(fn: Callable[[T], R], chunks: Sequence[T], workers: int) -> list[
         finally:
             signal.pthread_sigmask(signal.SIG_SETMASK, previous)
         with pool:
-            return pool.map(fn, chunks)
+            # one chunk per task: callers size their chunks, and Pool.map's default batches them in fours
+            return pool.map(fn, chunks, chunksize=1)
 
 
 def _worker_signals() -> None:

@@ -87,6 +87,17 @@ def test_path_spectrum_and_vectors():
     torch.testing.assert_close(out.lap_pe[:, 0], fiedler, atol=1e-6, rtol=0)
 
 
+def test_small_eigenvalues_to_float32_precision():
+    # P_120: lambda_j = 1 - cos(pi j / 119), lambda_1 = 3.5e-4, where a float32 step is 3e-11: LAPACK's
+    # bisection stops within BISECTION_TOL = 1e-9, and only the Rayleigh quotients are this close
+    n = 120
+    out = LapPE(k=6)(path(n))
+    exact = np.array([1 - math.cos(math.pi * j / (n - 1)) for j in range(1, 7)])
+    steps = np.abs(out.lap_eigval[0].double().numpy() - exact) / np.spacing(exact.astype(np.float32))
+    assert steps.max() <= 1.0, steps
+    check_eigenpairs(path(n), out, 6)
+
+
 def test_small_graph_is_padded_with_zeros_and_nan():
     out = LapPE(k=5)(path(3))
     assert torch.equal(out.lap_pe[:, 2:], torch.zeros(3, 3))
@@ -116,11 +127,13 @@ def test_laplacian_by_hand_with_parallel_weighted_and_looped_edges():
     # edges 0->1 (1 and 3: summed to 4), 1->0 (2: the symmetric part takes max(4, 2)), 1->2 (1), 2->2 (a
     # self-loop, dropped): A = [[0, 4, 0], [4, 0, 1], [0, 1, 0]], degrees 4, 5, 1
     row, col = np.array([0, 0, 1, 1, 2]), np.array([1, 1, 0, 2, 2])
-    lap = _sym_laplacian(3, row, col, np.array([1.0, 3.0, 2.0, 1.0, 5.0]))
+    lap, first, second, entry = _sym_laplacian(3, row, col, np.array([1.0, 3.0, 2.0, 1.0, 5.0]), np.full((3, 3), np.nan))
     s5 = math.sqrt(5.0)
     expected = np.array([[1.0, -2.0 / s5, 0.0], [-2.0 / s5, 1.0, -1.0 / s5], [0.0, -1.0 / s5, 1.0]])
     np.testing.assert_allclose(lap, expected, rtol=0, atol=1e-15)
     assert np.array_equal(lap, lap.T)
+    assert first.tolist() == [0, 1] and second.tolist() == [1, 2]
+    np.testing.assert_array_equal(entry, lap[first, second])
 
 
 def test_permutation_equivariance_up_to_sign():

@@ -45,3 +45,22 @@ def test_symmetric_kernel_equals_general_kernel_and_dense_powers():
     np.testing.assert_allclose(general, dense, rtol=1e-6, atol=1e-7)
     np.testing.assert_allclose(symmetric, dense, rtol=1e-6, atol=1e-7)
     assert not general[7].any() and not symmetric[7].any()
+
+
+def test_leaves_take_their_neighbours_returns():
+    # 0-1-2 with leaves 3 (on 1) and 4 (on 2, weight 3); 5-6 is a component of two leaves (both walk);
+    # 7 has only a self-loop (not a leaf); 2 has a self-loop, so odd returns are non-zero
+    n, k = 8, 8
+    adj = np.zeros((n, n))
+    for i, j, w in [(0, 1, 1.0), (1, 2, 2.0), (1, 3, 1.0), (2, 4, 3.0), (5, 6, 1.0), (2, 2, 0.5), (7, 7, 1.0)]:
+        adj[i, j] = adj[j, i] = w
+    deg = adj.sum(1)
+    isqrt = 1 / np.sqrt(deg)
+    sym = csr(isqrt[:, None] * adj * isqrt[None, :])
+    dense = np.stack([np.diagonal(np.linalg.matrix_power(sym.toarray(), t)) for t in range(1, k + 1)], -1)
+    out = symmetric_returns(sym.indptr, sym.indices, sym.data, k)
+    np.testing.assert_allclose(out, dense, rtol=1e-6, atol=1e-7)
+    # the leaves 0, 3, 4: even returns are positive; odd ones only through 2's self-loop, for 4 on 2
+    assert (out[[0, 3, 4], 0] == 0).all() and (out[[0, 3, 4], 1::2] > 0).all()
+    assert out[4, 2] > 0 and out[3, 2] == out[0, 2] == 0
+    np.testing.assert_array_equal(out[5], np.tile([0, 1], k // 2).astype(np.float32))

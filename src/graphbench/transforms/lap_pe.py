@@ -33,9 +33,10 @@ class LapPE(BaseTransform):
         \qquad 0 \le \lambda_1 \le \lambda_2 \le \dots \le \lambda_N \le 2
 
     is built by a compiled loop and diagonalised densely in float64 (cast to float32), computing
-    only the eigenpairs it keeps: LAPACK's ``dsyevr`` (MRRR), called as :func:`scipy.linalg.eigh`
-    with ``subset_by_index`` calls it, about twice as fast as a full ``torch.linalg.eigh`` on a
-    molecule.
+    only the eigenpairs it keeps: LAPACK's ``dsyevr``, called as :func:`scipy.linalg.eigh` with
+    ``subset_by_index`` calls it (tridiagonal reduction, bisection for the wanted eigenvalues, inverse
+    iteration for their vectors), about twice as fast as a full ``torch.linalg.eigh`` on a molecule.
+    The eigenvalues reported are the Rayleigh quotients of the vectors (see :data:`BISECTION_TOL`).
     An isolated node is thus its own eigenvector with eigenvalue 1 (as in PyG's
     :func:`~torch_geometric.utils.get_laplacian`); :math:`\lambda_1 = 0` unless the
     graph has no edges.
@@ -91,7 +92,8 @@ class LapPE(BaseTransform):
         graphs)."""
         problems = self._problems(data_list)
         workers = self.processes_for(len(problems), num_workers)
-        size = max(1, -(-len(problems) // (workers * 8)))
+        # 16 chunks per process: the last to finish idles at most a sixteenth of its share
+        size = max(1, -(-len(problems) // (workers * 16)))
         chunks = [problems[i : i + size] for i in range(0, len(problems), size)]
         pairs = [p for part in map_chunks(partial(_eigenpairs_of_chunk, k=self.k), chunks, workers) for p in part]
         return attach(data_list, [self._attrs(data, vecs, vals) for data, (vecs, vals) in zip(data_list, pairs)])
@@ -138,31 +140,39 @@ class LaplacianProblem(NamedTuple):
     edge_weight: np.ndarray | None  # [E] float64, None for 1
 
 
-def laplacian_eigenpairs(problem: LaplacianProblem, k: int) -> tuple[np.ndarray, np.ndarray]:
+#: Absolute accuracy of dsyevr's bisection for the eigenvalues (DSTEBZ's ABSTOL; 0 is full float64
+#: accuracy). 1e-9 instead of 0 takes a sixth off the eigendecomposition of a Peptides-func graph. The
+#: eigenvectors come from inverse iteration (DSTEIN) as before, and the eigenvalues reported are their
+#: Rayleigh quotients, whose error is quadratic in the vectors' (within 4e-15 of LAPACK's full-accuracy
+#: values on 400 Peptides-func graphs; the tests check float32 precision where bisection alone misses it).
+BISECTION_TOL: float = 1e-9
+
+
+def laplacian_eigenpairs(problem: LaplacianProblem, k: int, scratch: np.ndarray | None = None) -> tuple[np.ndarray, np.ndarray]:
     r"""Eigenpairs 2..k+1 of one graph's :math:`L_{sym}`: float32 ``vecs`` ``[n, k]`` (0-padded)
     and ``vals`` ``[n, k]`` (each row the k eigenvalues, NaN-padded), following the conventions
-    documented in :class:`LapPE`."""
+    documented in :class:`LapPE`. ``scratch`` (float64, at least ``n * n``) holds the dense Laplacian;
+    a buffer reused over many graphs spares each a fresh allocation whose pages the kernel must fault
+    in (on Peptides-func, a tenth of a graph's time)."""
     n = problem.num_nodes
-    vecs = np.zeros((n, k), dtype=np.float32)
-    vals = np.full(k, np.nan, dtype=np.float32)
+    row, col = problem.edge_index
+    weight = np.ones(row.size) if problem.edge_weight is None else problem.edge_weight
+    if scratch is None or scratch.size < n * n:
+        scratch = np.empty(n * n)
+    lap, first, second, entry = _sym_laplacian(n, row, col, weight, scratch[: n * n].reshape(n, n))
     kk = min(k, n - 1)
-    if kk > 0:
-        row, col = problem.edge_index
-        weight = np.ones(row.size) if problem.edge_weight is None else problem.edge_weight
-        lap = _sym_laplacian(n, row, col, weight)
-        lwork, liwork = _dsyevr_workspace(n)
-        # LAPACK's dsyevr as scipy.linalg.eigh(subset_by_index=[1, kk], driver="evr") calls it, less the
-        # wrapper's checks and its workspace query on every graph (with the compiled Laplacian, a tenth of
-        # a Peptides-func graph's time); lap.T is lap, already in the column-major order LAPACK reads, so nothing is copied
-        values, vectors, found, _, info = _DSYEVR(
-            lap.T, compute_v=1, range="I", il=2, iu=kk + 1, lower=1, overwrite_a=1, lwork=lwork, liwork=liwork
-        )
-        if info != 0 or found != kk:
-            raise np.linalg.LinAlgError(f"LAPACK dsyevr failed on a graph of {n} nodes (info={info}, {found} of {kk} eigenpairs)")
-        vectors = vectors[:, :kk]
-        vecs[:, :kk] = vectors * _canonical_sign(vectors)
-        vals[:kk] = values[:kk]
-    return vecs, np.repeat(vals[None, :], n, axis=0)
+    if kk <= 0:
+        return _encodings(np.zeros((n, 0)), first, second, entry, k)
+    lwork, liwork = _dsyevr_workspace(n)
+    # LAPACK's dsyevr as scipy.linalg.eigh(subset_by_index=[1, kk], driver="evr") calls it, less the
+    # wrapper's checks and its workspace query on every graph; lap.T is lap, already in the column-major
+    # order LAPACK reads, so nothing is copied
+    _, vectors, found, _, info = _DSYEVR(
+        lap.T, compute_v=1, range="I", il=2, iu=kk + 1, lower=1, overwrite_a=1, abstol=BISECTION_TOL, lwork=lwork, liwork=liwork
+    )
+    if info != 0 or found != kk:
+        raise np.linalg.LinAlgError(f"LAPACK dsyevr failed on a graph of {n} nodes (info={info}, {found} of {kk} eigenpairs)")
+    return _encodings(vectors[:, :kk], first, second, entry, k)
 
 
 _DSYEVR, _DSYEVR_LWORK = scipy.linalg.get_lapack_funcs(("syevr", "syevr_lwork"), dtype=np.float64)
@@ -178,37 +188,91 @@ def _dsyevr_workspace(n: int) -> tuple[int, int]:
 
 
 @numba.njit(cache=True, nogil=True)
-def _sym_laplacian(n, row, col, weight):
+def _sym_laplacian(n, row, col, weight, lap):
     r""":math:`L = I - D^{-1/2} A D^{-1/2}` densely, with :math:`A_{ij} = \max(W_{ij}, W_{ji})` where
-    :math:`W` sums the weights of the edges :math:`i \to j`, self-loops dropped."""
-    lap = np.zeros((n, n))
-    for e in range(row.size):
-        if row[e] != col[e]:
-            lap[row[e], col[e]] += weight[e]
-    for i in range(n):
-        for j in range(i + 1, n):
-            lap[i, j] = lap[j, i] = max(lap[i, j], lap[j, i])
+    :math:`W` sums the weights of the edges :math:`i \to j`, self-loops dropped, written into ``lap``
+    (``[n, n]``); also its off-diagonal entries once per node pair: ``(lap, first, second, entry)``
+    with ``first < second``.
+
+    Built from the edges sorted by node pair, so the work is :math:`O(E \log E)` besides zeroing the
+    dense matrix (on a molecule, a dense pass per step cost more than the sort)."""
+    keep = row != col
+    a = np.minimum(row, col)[keep]
+    b = np.maximum(row, col)[keep]
+    forward = (row < col)[keep]
+    w = weight[keep]
+    order = np.argsort(a * n + b, kind="mergesort")
+    first = np.empty(order.size, np.int64)
+    second = np.empty(order.size, np.int64)
+    entry = np.empty(order.size)
+    degree = np.zeros(n)
+    pairs = 0
+    e = 0
+    while e < order.size:
+        i, j = a[order[e]], b[order[e]]
+        w_ij = 0.0
+        w_ji = 0.0
+        while e < order.size and a[order[e]] == i and b[order[e]] == j:
+            if forward[order[e]]:
+                w_ij += w[order[e]]
+            else:
+                w_ji += w[order[e]]
+            e += 1
+        value = max(w_ij, w_ji)
+        first[pairs], second[pairs], entry[pairs] = i, j, value
+        degree[i] += value
+        degree[j] += value
+        pairs += 1
     dinv = np.zeros(n)
     for i in range(n):
-        degree = 0.0
-        for j in range(n):
-            degree += lap[i, j]
-        dinv[i] = 1.0 / np.sqrt(degree) if degree > 0 else 0.0
+        dinv[i] = 1.0 / np.sqrt(degree[i]) if degree[i] > 0 else 0.0
+    lap[:] = 0.0
     for i in range(n):
-        for j in range(n):
-            lap[i, j] = lap[i, j] * -dinv[i] * dinv[j]
-        lap[i, i] += 1.0
-    return lap
+        lap[i, i] = 1.0
+    for p in range(pairs):
+        i, j = first[p], second[p]
+        entry[p] = entry[p] * -dinv[i] * dinv[j]
+        lap[i, j] = lap[j, i] = entry[p]
+    return lap, first[:pairs], second[:pairs], entry[:pairs]
+
+
+@numba.njit(cache=True, nogil=True)
+def _encodings(vectors, first, second, entry, k):
+    r"""``(vecs, vals)`` of :func:`laplacian_eigenpairs` from ``kk <= k`` eigenvectors ``[n, kk]`` of
+    :math:`L` (unit diagonal, off-diagonal ``entry`` at ``(first, second)`` and its mirror): the
+    eigenvalues are the Rayleigh quotients :math:`v^\top L v / v^\top v`, the columns are put in their
+    ascending order (stable) and multiplied by the sign of their largest-magnitude entry (the first
+    within 1e-6 of it), and both are padded to ``k`` columns with zeros and NaN."""
+    n, kk = vectors.shape
+    quad = np.zeros(kk)
+    norm = np.zeros(kk)
+    for i in range(n):
+        for j in range(kk):
+            norm[j] += vectors[i, j] * vectors[i, j]
+    quad[:] = norm
+    for p in range(entry.size):
+        for j in range(kk):
+            quad[j] += 2.0 * entry[p] * vectors[first[p], j] * vectors[second[p], j]
+    quotients = quad / norm
+    order = np.argsort(quotients, kind="mergesort")
+    vecs = np.zeros((n, k), dtype=np.float32)
+    vals = np.full((n, k), np.nan, dtype=np.float32)
+    for c in range(kk):
+        j = order[c]
+        top = 0.0
+        for i in range(n):
+            top = max(top, abs(vectors[i, j]))
+        sign = 1.0
+        for i in range(n):
+            if abs(vectors[i, j]) >= top - 1e-6:
+                sign = -1.0 if vectors[i, j] < 0 else 1.0
+                break
+        for i in range(n):
+            vecs[i, c] = vectors[i, j] * sign
+            vals[i, c] = quotients[j]
+    return vecs, vals
 
 
 def _eigenpairs_of_chunk(problems: Sequence[LaplacianProblem], k: int) -> list[tuple[np.ndarray, np.ndarray]]:
-    return [laplacian_eigenpairs(p, k) for p in problems]
-
-
-def _canonical_sign(vectors: np.ndarray, tol: float = 1e-6) -> np.ndarray:
-    r"""Sign of each column's largest-magnitude entry (first index among near-ties), in
-    :math:`\{-1, +1\}`; ``vectors`` is ``[n, k]``, the result ``[k]``."""
-    mag = np.abs(vectors)
-    first = np.argmax(mag >= mag.max(axis=0) - tol, axis=0)  # first True along nodes
-    sign = np.sign(vectors[first, np.arange(vectors.shape[1])])
-    return np.where(sign == 0, 1.0, sign)
+    scratch = np.empty(max((p.num_nodes for p in problems), default=0) ** 2)
+    return [laplacian_eigenpairs(p, k, scratch) for p in problems]

@@ -5,7 +5,6 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 import numpy as np
-import scipy.sparse as sp
 import torch
 from torch import Tensor
 from torch_geometric.data import Data
@@ -92,33 +91,13 @@ def return_probabilities(graphs: Sequence[Data], counts: Sequence[int], k: int) 
     r""":math:`(P^t)_{ii}` for :math:`t = 1..k`, one ``[n, k]`` float32 tensor per graph (see
     :class:`RWSE`); ``counts`` are the graphs' node counts."""
     # Numba's import takes ~0.4 s: only runs that compute RWSE pay it
-    from graphbench.transforms.walk_kernels import symmetric_returns, walk_returns
+    from graphbench.transforms.walk_kernels import symmetric_returns, walk_matrix, walk_returns
 
-    adj = block_adjacency(graphs, counts)
-    deg = np.asarray(adj.sum(axis=1)).ravel()
-    inv = np.zeros_like(deg)
-    np.divide(1.0, deg, out=inv, where=deg > 0)
-    row = np.repeat(np.arange(adj.shape[0]), np.diff(adj.indptr))
-    if adj.nnz and adj.data.min() >= 0 and (adj != adj.T).nnz == 0:
-        isqrt = np.sqrt(inv)
-        pe = symmetric_returns(adj.indptr, adj.indices, isqrt[row] * adj.data * isqrt[adj.indices], k)
-    else:
-        pe = walk_returns(adj.indptr, adj.indices, inv[row] * adj.data, k)
-    device = graphs[0].edge_index.device if graphs and graphs[0].edge_index is not None else None
-    # clone: a per-graph view would keep (and pickle) the whole chunk's array
-    return [part.clone().to(device) for part in torch.from_numpy(pe).split(list(counts))]
-
-
-def block_adjacency(graphs: Sequence[Data], counts: Sequence[int]) -> sp.csr_matrix:
-    """The graphs (with ``counts`` nodes each) as one block-diagonal CSR adjacency (float64,
-    parallel edges summed, sorted column indices; graph ``b``'s node ``i`` is row
-    ``offset_b + i``). Entries are ``data.edge_weight`` when present, else 1."""
     edge_indices = [torch.zeros(2, 0, dtype=torch.long) if g.edge_index is None else g.edge_index.detach().cpu() for g in graphs]
-    sizes = [edge_index.size(1) for edge_index in edge_indices]
-    offsets = np.cumsum([0, *counts])
-    ends = torch.cat([torch.zeros(2, 0, dtype=torch.long), *edge_indices], dim=1).numpy() + np.repeat(offsets[:-1], sizes)
+    sizes = np.array([edge_index.size(1) for edge_index in edge_indices], dtype=np.int64)
+    ends = torch.cat([torch.zeros(2, 0, dtype=torch.long), *edge_indices], dim=1).numpy()
     if any(g.get("edge_weight") is not None for g in graphs):
-        weights = np.concatenate(
+        weight = np.concatenate(
             [np.zeros(0)]
             + [
                 np.ones(size) if g.get("edge_weight") is None else g.edge_weight.detach().cpu().double().numpy().reshape(-1)
@@ -126,8 +105,9 @@ def block_adjacency(graphs: Sequence[Data], counts: Sequence[int]) -> sp.csr_mat
             ]
         )
     else:
-        weights = np.ones(ends.shape[1])
-    size = int(offsets[-1])
-    adj = sp.csr_matrix((weights, (ends[0], ends[1])), shape=(size, size))
-    adj.sum_duplicates()  # canonical: sorted columns, so every row's sums run in a fixed order
-    return adj
+        weight = np.ones(ends.shape[1])
+    indptr, indices, values, symmetric = walk_matrix(ends, weight, sizes, np.asarray(counts, dtype=np.int64))
+    pe = (symmetric_returns if symmetric else walk_returns)(indptr, indices, values, k)
+    device = graphs[0].edge_index.device if graphs and graphs[0].edge_index is not None else None
+    # clone: a per-graph view would keep (and pickle) the whole chunk's array
+    return [part.clone().to(device) for part in torch.from_numpy(pe).split(list(counts))]
