@@ -41,6 +41,7 @@ from graphbench.instantiate import METADATA_KEYS, build
 from graphbench.loggers import ResumableCSVLogger
 from graphbench.modules.network import count_parameters
 from graphbench.modules.task_module import GraphTaskModule
+from graphbench.quiet_profiler import QuietProfiler
 from graphbench.record import (
     COMPLETED,
     RUNNING,
@@ -189,6 +190,8 @@ def _fit_and_test(
     # the DataModules shard the data over DDP ranks themselves, without Lightning's padding repeats
     # in evaluation (graphbench.data.store.sharding)
     trainer_cfg["use_distributed_sampler"] = False
+    # a profiler chosen in the config (++trainer.profiler=simple) is kept; without one, the quiet default
+    default_profiler = {} if trainer_cfg.get("profiler") else {"profiler": QuietProfiler()}
     history = EpochHistory(checkpoint, info.monitor, echo=not progress_bar)
     tracker = ResourceTracker()
     predictions = TestPredictions()
@@ -221,6 +224,7 @@ def _fit_and_test(
             logger=loggers or False,
             default_root_dir=str(output_dir),
             plugins=cluster_plugins(),
+            **default_profiler,
         )
         for lg in loggers:
             lg.log_hyperparams(flat_config(record.config or {}))
