@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import contextlib
+
 from lightning.pytorch.profilers import PassThroughProfiler
 
 _NULL = contextlib.nullcontext()

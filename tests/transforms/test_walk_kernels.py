@@ -1,11 +1,12 @@
-"""RWSE's compiled walk kernels: exact returns on hand-built graphs, both kernels agree."""
+"""RWSE's compiled walk kernels: exact returns on hand-built graphs, both kernels agree, the block matrix."""
 
 from __future__ import annotations
 
 import numpy as np
+import pytest
 import scipy.sparse as sp
 
-from graphbench.transforms.walk_kernels import symmetric_returns, walk_returns
+from graphbench.transforms.walk_kernels import symmetric_returns, walk_matrix, walk_returns
 
 
 def csr(dense: np.ndarray) -> sp.csr_matrix:
@@ -64,3 +65,27 @@ def test_leaves_take_their_neighbours_returns():
     assert (out[[0, 3, 4], 0] == 0).all() and (out[[0, 3, 4], 1::2] > 0).all()
     assert out[4, 2] > 0 and out[3, 2] == out[0, 2] == 0
     np.testing.assert_array_equal(out[5], np.tile([0, 1], k // 2).astype(np.float32))
+
+
+def test_walk_matrix_blocks_sums_parallel_edges_and_normalizes():
+    # graph 0: 0-1 twice (summed to 2) and 1-2, both ways; graph 1: one node with a self-loop of weight 3
+    ends = np.array([[1, 0, 0, 1, 2, 1, 0], [0, 1, 1, 2, 1, 0, 0]])
+    weight = np.array([1.0, 1.0, 1.0, 1.0, 1.0, 1.0, 3.0])
+    indptr, indices, values, symmetric = walk_matrix(ends, weight, np.array([6, 1]), np.array([3, 1]))
+    assert symmetric
+    assert indptr.tolist() == [0, 1, 3, 4, 5] and indices.tolist() == [1, 0, 2, 1, 3]
+    # A = [[0, 2, 0], [2, 0, 1], [0, 1, 0]] (+ [[3]]), degrees 2, 3, 1 (+ 3): S = D^-1/2 A D^-1/2
+    np.testing.assert_allclose(values, [2 / np.sqrt(6), 2 / np.sqrt(6), 1 / np.sqrt(3), 1 / np.sqrt(3), 1.0], rtol=1e-15)
+
+
+def test_walk_matrix_directed_or_negative_is_row_normalized():
+    directed = walk_matrix(np.array([[0, 0, 1], [1, 2, 2]]), np.ones(3), np.array([3]), np.array([3]))
+    assert not directed[3]
+    np.testing.assert_array_equal(directed[2], [0.5, 0.5, 1.0])  # P = D^-1 A, node 2 has no out-edge
+    negative = walk_matrix(np.array([[0, 1], [1, 0]]), np.array([-1.0, -1.0]), np.array([2]), np.array([2]))
+    assert not negative[3]
+
+
+def test_walk_matrix_rejects_an_edge_outside_its_graph():
+    with pytest.raises(ValueError, match="not a node of its graph"):
+        walk_matrix(np.array([[0, 0], [1, 3]]), np.ones(2), np.array([1, 1]), np.array([2, 2]))
