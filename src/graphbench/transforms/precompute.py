@@ -3,8 +3,8 @@ r"""Dataset-level precomputation of positional/structural encodings.
 Per-graph transforms (PyG's :class:`~torch_geometric.transforms.AddLaplacianEigenvectorPE`
 and :class:`~torch_geometric.transforms.AddRandomWalkPE`) pay Python and small-kernel
 overhead once per graph. :func:`precompute` lets a transform encode the whole list at once:
-:meth:`RWSE.transform_many <graphbench.transforms.rwse.RWSE.transform_many>` runs sparse
-products on block-diagonal matrices of hundreds of graphs at once (:func:`map_batched`),
+:meth:`RWSE.transform_many <graphbench.transforms.rwse.RWSE.transform_many>` walks the
+block-diagonal matrix of hundreds of graphs at once (:func:`map_batched`),
 spread over one worker thread per intra-op thread that torch is allowed to use;
 :meth:`LapPE.transform_many <graphbench.transforms.lap_pe.LapPE.transform_many>` spreads
 its per-graph LAPACK calls over processes. :class:`PECompose` chains PE transforms
@@ -44,8 +44,7 @@ def map_batched(
     holds at most ``max_elements`` entries ``sum(n * n)`` over its graphs (at least one graph).
     With ``parallel=True`` chunks run in a thread pool of ``torch.get_num_threads()`` workers,
     with torch's intra-op threads set to 1 meanwhile (restored afterwards): the kernels (RWSE's
-    Numba loops, SciPy's sparse routines) run on one thread and release the GIL, so the pool is
-    what puts every core to work.
+    Numba loops) run on one thread and release the GIL, so the pool is what puts every core to work.
     """
     chunks: list[tuple[list[Data], list[int]]] = []
     elements = 0

@@ -9,14 +9,17 @@ own graph's rows, whichever graphs share the matrix. Sums are taken in float64.
 Why compiled loops rather than SciPy's sparse products (the previous implementation): a
 composition of CSR products, element-wise products and row sums stores every power of the
 whole matrix and pays SciPy's symbolic passes and temporaries; on Peptides-func it was 1.5x
-slower (A/B in one run). One fused loop per start node holds two vectors.
+slower (A/B in one run). One fused loop per start node holds two vectors (three in
+:func:`symmetric_returns`, which sums both dot products while it pushes).
 
 The two kernels repeat their set-up on purpose: one kernel with a ``symmetric`` flag (also with
 the flag a compile-time constant, and with the set-up in helpers) ran 10-15% slower on
 Peptides-func in A/B runs. Tried on Peptides-func and slower or no faster than these loops (A/B,
 one thread): branch-free appends, fixed-width (ELL) rows, dense products over index windows (with
-and without reverse Cuthill-McKee ordering), and 2-16 start nodes walked together over the union of
-their supports. Most of the time goes to finding each step's nodes (about 2.4 ns per edge visit).
+and without reverse Cuthill-McKee ordering), 2-16 start nodes walked together over the union of
+their supports, zero values instead of stamps for membership, and leaves dropped from the walks
+themselves (a three-term recurrence over the other nodes). Most of the time goes to finding each
+step's nodes (about 2.4 ns per edge visit).
 """
 
 from __future__ import annotations
