@@ -87,3 +87,33 @@ def test_a_long_interval_writes_only_the_final_state(tmp_path: Path) -> None:
 def test_a_negative_interval_is_refused(tmp_path: Path) -> None:
     with pytest.raises(ValueError, match="every_s must be >= 0 seconds, got -1"):
         LastCheckpoint(tmp_path, "last", every_s=-1)
+
+
+def test_the_state_key_is_the_one_model_checkpoint_derives(tmp_path: Path) -> None:
+    # the key names the callback's state in a checkpoint: resuming needs it unchanged
+    from lightning.pytorch.callbacks import ModelCheckpoint
+
+    last = LastCheckpoint(tmp_path, "last", every_s=0)
+    assert last.state_key == ModelCheckpoint.state_key.fget(last)  # type: ignore[attr-defined]
+    assert last.state_key.startswith("LastCheckpoint{")
+
+
+def test_steps_within_an_epoch_write_nothing(tmp_path: Path) -> None:
+    class ThreeSteps(Line):
+        def train_dataloader(self) -> DataLoader[torch.Tensor]:
+            return DataLoader(torch.ones(3, 1), batch_size=1)
+
+    last = LastCheckpoint(tmp_path, "last", every_s=0)
+    written: list[int] = []
+    save = last._save_checkpoint
+    last._save_checkpoint = lambda trainer, filepath: (written.append(trainer.global_step), save(trainer, filepath))  # type: ignore[method-assign]
+    trainer = L.Trainer(
+        max_epochs=2,
+        callbacks=[last],
+        logger=False,
+        enable_progress_bar=False,
+        enable_model_summary=False,
+        default_root_dir=tmp_path,
+    )
+    trainer.fit(ThreeSteps())
+    assert written == [3, 6]

@@ -3,6 +3,8 @@ and epoch-loss updates, and the test outputs with their dataset indices."""
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import pytest
 import torch
 from torch import Tensor, nn
@@ -100,3 +102,54 @@ def test_graph_level_steps_use_every_graph_and_its_dataset_index() -> None:
     assert torch.equal(outputs["y_true"], batch.y.float())
     del batch.idx
     assert torch.equal(task.test_step(batch, 0)["index"], torch.tensor([0, 1]))
+
+
+def test_batches_stay_as_they_are_on_the_cpu_and_move_elsewhere() -> None:
+    task = module("node", "multiclass", 3)
+    batch = node_batch()
+    assert task.transfer_batch_to_device(batch, torch.device("cpu"), 0) is batch
+    moved = task.transfer_batch_to_device(node_batch(), torch.device("meta"), 0)
+    assert moved.out.device.type == "meta" and moved.train_mask.device.type == "meta"
+
+
+class Scaled(nn.Module):
+    """``w * out``: one parameter, whose gradient the loss fixes."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.w = nn.Parameter(torch.ones(()))
+
+    def forward(self, batch: Batch) -> Tensor:
+        return self.w * batch.out
+
+
+@pytest.mark.parametrize(("clip", "algorithm"), [(None, None), (0.0, None), (0.01, "norm"), (0.01, "value"), (100.0, "norm")])
+def test_one_sgd_step_moves_the_weight_by_the_gradient_clipped_as_configured(
+    tmp_path: Path, clip: float | None, algorithm: str | None
+) -> None:
+    import lightning as L
+    from torch.utils.data import DataLoader
+
+    batch = node_batch()
+    gradient = torch.autograd.functional.jacobian(
+        lambda w: nn.functional.cross_entropy(w * batch.out[[1, 3]], torch.tensor([1, 2])), torch.ones(())
+    )
+    info = DatasetInfo("toy", "node", "multiclass", 3, "accuracy", True, FeatureSpec("dense", 1), None)
+    task = GraphTaskModule(Scaled(), info, lambda params: torch.optim.SGD(params, lr=1.0), loss=nn.CrossEntropyLoss())
+    trainer = L.Trainer(
+        max_epochs=1,
+        gradient_clip_val=clip,
+        gradient_clip_algorithm=algorithm,
+        limit_val_batches=0,
+        logger=False,
+        enable_checkpointing=False,
+        enable_progress_bar=False,
+        enable_model_summary=False,
+        default_root_dir=tmp_path,
+    )
+    trainer.fit(task, train_dataloaders=DataLoader([batch], batch_size=None, collate_fn=lambda b: b))
+    step = 1.0 - float(task.network.w)
+    if not clip or clip >= abs(float(gradient)):
+        assert step == pytest.approx(float(gradient), rel=1e-6)
+    else:  # both algorithms cap a single scalar gradient at the clip value
+        assert step == pytest.approx(clip * float(torch.sign(gradient)), rel=1e-5)

@@ -6,6 +6,7 @@ from __future__ import annotations
 import time
 from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
 import lightning as L
 from lightning.pytorch.callbacks import ModelCheckpoint
@@ -40,6 +41,17 @@ class LastCheckpoint(ModelCheckpoint):
         self.every_s = every_s
         self.clock = clock
         self._written_at = clock()
+        # ModelCheckpoint derives its key from settings fixed above, and Lightning reads it at each
+        # callback hook call (~7 a training step); the key stays what ModelCheckpoint makes of them
+        self._state_key = super().state_key
+
+    @property
+    def state_key(self) -> str:
+        return self._state_key
+
+    def on_train_batch_end(self, *args: Any, **kwargs: Any) -> None:
+        """Nothing: only epoch ends are written (ModelCheckpoint would check its step and time
+        triggers here, which this callback leaves off)."""
 
     def on_train_start(self, trainer: L.Trainer, pl_module: L.LightningModule) -> None:
         self._written_at = self.clock()
