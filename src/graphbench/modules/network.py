@@ -13,7 +13,7 @@ from graphbench.info import DatasetInfo, FeatureSpec
 from graphbench.modules.activations import make_activation
 from graphbench.modules.dropout import Dropout
 from graphbench.modules.encoders import make_feature_encoder
-from graphbench.modules.propagation import EdgePlan
+from graphbench.modules.propagation import PlanMemo
 
 POOLINGS: dict[str, Callable[..., Tensor]] = {"mean": global_mean_pool, "add": global_add_pool, "max": global_max_pool}
 
@@ -30,7 +30,8 @@ class GraphNetwork(nn.Module):
     Layers that declare ``self_contained = True`` (GPS) apply their own norms, residuals and dropout
     and are used as is; layers that declare ``needs_batch = True`` also get ``batch=`` (graph index),
     and layers that declare ``uses_plan = True`` get ``plan=``, the batch's
-    :class:`~graphbench.modules.propagation.EdgePlan`, built once per forward pass for all of them.
+    :class:`~graphbench.modules.propagation.EdgePlan`, built once per forward pass for all of them
+    (once per run when every batch is the same graph: :class:`~graphbench.modules.propagation.PlanMemo`).
     A batch's ``edge_weight`` (``[E]``; GraphSAINT's aggregator normalization :math:`1/\alpha_{u,v}`)
     goes to the layers that declare ``uses_edge_weight = True`` as ``edge_weight=`` and into the plan
     (GCN's normalization); the other layers ignore it. A batch without one runs unweighted.
@@ -97,6 +98,7 @@ class GraphNetwork(nn.Module):
         self.act = make_activation(activation)
         self.dropout = Dropout(dropout)
         self.head = None if last_layer_outputs else head(in_dim=hidden_dim, out_dim=info.num_outputs)
+        self.plans = PlanMemo()
 
     def _block(self, h: Tensor, h_new: Tensor, norm: nn.Module, batch: Tensor | None) -> Tensor:
         h_new = self.dropout(self.act(norm(h_new, batch)))
@@ -115,10 +117,10 @@ class GraphNetwork(nn.Module):
             e = self.edge_encoder(edge_attr)
         edge_batch = batch[data.edge_index[0]] if batch is not None else None
         edge_weight: Tensor | None = getattr(data, "edge_weight", None)
-        # the batch's plan, made once here and shared by every layer: GCN's normalized adjacency
-        # is built on first use instead of being recomputed layer by layer
+        # the batch's plan, shared by every layer: GCN's normalized adjacency is built on first use
+        # instead of layer by layer, and once per run for a full-batch graph (PlanMemo)
         plan = (
-            EdgePlan(data.edge_index, h.size(0), edge_weight)
+            self.plans.plan(data.edge_index, h.size(0), edge_weight)
             if any(getattr(lay, "uses_plan", False) for lay in self.layers)
             else None
         )
