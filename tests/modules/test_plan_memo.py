@@ -103,3 +103,14 @@ class _NoMemo(PlanMemo):
 
     def plan(self, edge_index: torch.Tensor, num_nodes: int, edge_weight: torch.Tensor | None = None) -> EdgePlan:
         return EdgePlan(edge_index, num_nodes, edge_weight)
+
+
+def test_inference_tensors_are_never_memoized() -> None:
+    # an evaluation batch collated under inference mode has no version counter to check edits by
+    memo = PlanMemo()
+    with torch.inference_mode():
+        edges = EDGES.clone()
+        assert memo.plan(edges, 3) is not memo.plan(edges, 3)
+        weight = torch.ones(4)
+    assert weight.is_inference() and not EDGES.is_inference()
+    assert memo.plan(EDGES, 3, weight) is not memo.plan(EDGES, 3, weight)

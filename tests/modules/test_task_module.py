@@ -104,14 +104,6 @@ def test_graph_level_steps_use_every_graph_and_its_dataset_index() -> None:
     assert torch.equal(task.test_step(batch, 0)["index"], torch.tensor([0, 1]))
 
 
-def test_batches_stay_as_they_are_on_the_cpu_and_move_elsewhere() -> None:
-    task = module("node", "multiclass", 3)
-    batch = node_batch()
-    assert task.transfer_batch_to_device(batch, torch.device("cpu"), 0) is batch
-    moved = task.transfer_batch_to_device(node_batch(), torch.device("meta"), 0)
-    assert moved.out.device.type == "meta" and moved.train_mask.device.type == "meta"
-
-
 class Scaled(nn.Module):
     """``w * out``: one parameter, whose gradient the loss fixes."""
 

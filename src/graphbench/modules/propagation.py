@@ -166,6 +166,12 @@ class _Built:
         return edge_weight is None or edge_weight._version == self.edge_weight_version
 
 
+def _unversioned(tensor: Tensor) -> bool:
+    """Inference tensors (made under ``torch.inference_mode``, as a loader's batches are during
+    Lightning's evaluation) keep no version counter, so an in-place edit could not be told apart."""
+    return tensor.is_inference()
+
+
 class PlanMemo:
     """The :class:`EdgePlan` of the last batch, handed out again while the same ``edge_index`` tensor
     (the same object, unmodified, with the same node count and ``edge_weight`` object) comes back.
@@ -176,8 +182,9 @@ class PlanMemo:
     is reused as built, so results are bitwise those of a fresh plan.
 
     One plan per autograd mode: tensors made under ``torch.inference_mode`` (Lightning's evaluation)
-    cannot take part in a backward pass. Edge weights that require a gradient are never memoized: the
-    plan's normalized weights would carry the previous step's graph. Copies and pickles of a memo are
+    cannot take part in a backward pass. Never memoized: edge weights that require a gradient (the
+    plan's normalized weights would carry the previous step's graph) and inference tensors, which
+    keep no version counter (a loader's evaluation batches are new tensors anyway). Copies and pickles of a memo are
     empty, since sparse CSR tensors can be neither deep-copied nor pickled.
     """
 
@@ -185,7 +192,7 @@ class PlanMemo:
         self._built: dict[bool, _Built] = {}
 
     def plan(self, edge_index: Tensor, num_nodes: int, edge_weight: Tensor | None = None) -> EdgePlan:
-        if edge_weight is not None and edge_weight.requires_grad:
+        if _unversioned(edge_index) or (edge_weight is not None and (edge_weight.requires_grad or _unversioned(edge_weight))):
             return EdgePlan(edge_index, num_nodes, edge_weight)
         mode = torch.is_inference_mode_enabled()
         built = self._built.get(mode)

@@ -130,14 +130,6 @@ class GraphTaskModule(L.LightningModule):
     def on_test_epoch_end(self) -> None:
         self._log_epoch_metric("test")
 
-    def transfer_batch_to_device(self, batch: Any, device: torch.device, dataloader_idx: int) -> Any:
-        """Lightning's transfer, less its walk over every attribute on the CPU: graphbench's loaders
-        build CPU batches, which ``Data.to("cpu")`` hands back tensor by tensor as they are (about
-        0.1 ms a step, ~1% of a Cora full-batch GCN step on 2 CPU cores)."""
-        if device.type == "cpu":
-            return batch
-        return super().transfer_batch_to_device(batch, device, dataloader_idx)
-
     def configure_gradient_clipping(
         self, optimizer: Optimizer, gradient_clip_val: float | None = None, gradient_clip_algorithm: str | None = None
     ) -> None:

@@ -151,3 +151,14 @@ def test_cache_is_keyed_by_source_parameters(tmp_path: Path) -> None:
             higher_is_better=True,
         ).setup()
     assert len(list((tmp_path / "cache").glob("toy-*.pt"))) == 2
+
+
+def test_batches_stay_as_they_are_on_the_cpu_and_move_elsewhere(tmp_path: Path) -> None:
+    from torch_geometric.data import Batch
+
+    dm = make(tmp_path)
+    graph = Data(x=torch.ones(2, 2), edge_index=torch.tensor([[0], [1]]))
+    batch = Batch.from_data_list([graph])
+    assert dm.transfer_batch_to_device(batch, torch.device("cpu"), 0) is batch
+    moved = dm.transfer_batch_to_device(Batch.from_data_list([graph]), torch.device("meta"), 0)
+    assert moved.x.device.type == "meta" and moved.edge_index.device.type == "meta" and moved.batch.device.type == "meta"
