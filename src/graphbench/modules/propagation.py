@@ -184,8 +184,8 @@ class PlanMemo:
     One plan per autograd mode: tensors made under ``torch.inference_mode`` (Lightning's evaluation)
     cannot take part in a backward pass. Never memoized: edge weights that require a gradient (the
     plan's normalized weights would carry the previous step's graph) and inference tensors, which
-    keep no version counter (a loader's evaluation batches are new tensors anyway). Copies and pickles of a memo are
-    empty, since sparse CSR tensors can be neither deep-copied nor pickled.
+    keep no version counter (a loader's evaluation batches are new tensors anyway). Copies and
+    pickles of a memo are empty, since sparse CSR tensors can be neither deep-copied nor pickled.
     """
 
     def __init__(self) -> None:
