@@ -41,8 +41,9 @@ class Tick(L.Callback):
         self.now += 1.0
 
 
-def fit(tmp_path: Path, every_s: float, epochs: int) -> tuple[LastCheckpoint, list[int]]:
-    """Trains ``epochs`` epochs; returns the callback and the global step of each write."""
+def fit(tmp_path: Path, every_s: float, epochs: int, module: L.LightningModule | None = None) -> tuple[LastCheckpoint, list[int]]:
+    """Trains ``module`` (a :class:`Line` by default) ``epochs`` epochs; returns the callback and the
+    global step of each write."""
     tick = Tick()
     last = LastCheckpoint(tmp_path, "last", every_s=every_s, clock=lambda: tick.now)
     written: list[int] = []
@@ -62,7 +63,7 @@ def fit(tmp_path: Path, every_s: float, epochs: int) -> tuple[LastCheckpoint, li
         limit_val_batches=0,
         default_root_dir=tmp_path,
     )
-    trainer.fit(Line())
+    trainer.fit(module if module is not None else Line())
     return last, written
 
 
@@ -103,17 +104,5 @@ def test_steps_within_an_epoch_write_nothing(tmp_path: Path) -> None:
         def train_dataloader(self) -> DataLoader[torch.Tensor]:
             return DataLoader(torch.ones(3, 1), batch_size=1)
 
-    last = LastCheckpoint(tmp_path, "last", every_s=0)
-    written: list[int] = []
-    save = last._save_checkpoint
-    last._save_checkpoint = lambda trainer, filepath: (written.append(trainer.global_step), save(trainer, filepath))  # type: ignore[method-assign]
-    trainer = L.Trainer(
-        max_epochs=2,
-        callbacks=[last],
-        logger=False,
-        enable_progress_bar=False,
-        enable_model_summary=False,
-        default_root_dir=tmp_path,
-    )
-    trainer.fit(ThreeSteps())
+    _, written = fit(tmp_path, every_s=0, epochs=2, module=ThreeSteps())
     assert written == [3, 6]
