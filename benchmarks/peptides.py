@@ -89,13 +89,3 @@ def reference_process(csv_path: Path, limit: int | None) -> tuple[Data, dict[str
         frame = frame.iloc[:limit]
     y = torch.tensor([ast.literal_eval(labels) for labels in frame["labels"]], dtype=torch.float32)
     return reference_collate(list(frame["smiles"]), y)
-
-
-def graph_list(store: GraphStore) -> list[Data]:
-    """Every graph of a store as its own ``Data`` (without the bookkeeping ``idx``)."""
-    graphs = []
-    for i in range(len(store)):
-        graph = store.get(i)
-        del graph.idx
-        graphs.append(graph)
-    return graphs

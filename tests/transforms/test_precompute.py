@@ -6,10 +6,11 @@ import pytest
 import torch
 from torch_geometric.data import Data
 from torch_geometric.transforms import Compose, Constant
-from torch_geometric.utils import to_undirected
+from torch_geometric.utils import is_undirected, to_undirected
 
+from graphbench.transforms import walk_kernels
 from graphbench.transforms.lap_pe import LapPE
-from graphbench.transforms.precompute import PECompose, map_batched, precompute
+from graphbench.transforms.precompute import CollatedGraphs, PECompose, precompute
 from graphbench.transforms.rwse import RWSE
 from tests.conftest import torch_threads
 
@@ -69,17 +70,69 @@ def test_lappe_batched_equals_per_graph_up_to_basis(k):
         eigenspaces_agree(out, LapPE(k=k)(data), k)
 
 
-def test_chunking_and_threads_keep_order():
+def test_chunking_and_threads_keep_order(monkeypatch):
     graphs = mixed_graphs()
     threads = torch.get_num_threads()
-    serial = map_batched(graphs, RWSE(k=5)._kernel, parallel=False)  # one chunk
+    serial = RWSE(k=5).transform_many(graphs)  # one chunk
+    monkeypatch.setattr(RWSE, "CHUNK_ELEMENTS", 200)  # chunks of a few graphs
+    assert len(CollatedGraphs.from_list(graphs, [g.num_nodes for g in graphs]).spans(200)) > 4
     with torch_threads(2):  # a pool of two workers, whatever the test process was given
-        pooled = map_batched(graphs, RWSE(k=5)._kernel, max_elements=200)  # chunks of a few graphs
+        pooled = RWSE(k=5).transform_many(graphs)
         assert torch.get_num_threads() == 2
     assert torch.get_num_threads() == threads
     for data, a, b in zip(graphs, serial, pooled):
-        assert a["rwse"].shape == (data.num_nodes, 5)
-        assert torch.equal(a["rwse"], b["rwse"])
+        assert a.rwse.shape == (data.num_nodes, 5)
+        assert torch.equal(a.rwse, b.rwse)
+
+
+def test_spans_cover_the_graphs_in_order_within_the_bound():
+    graphs = CollatedGraphs.from_list([Data(num_nodes=n) for n in [3, 2, 0, 4, 1, 5]], [3, 2, 0, 4, 1, 5])
+    assert graphs.node_ptr.tolist() == [0, 3, 5, 5, 9, 10, 15] and graphs.edge_ptr.tolist() == [0] * 7
+    # sum(max(n, 1) ** 2): 9 + 4 + 1 | 16 | 1 | 25 (a graph above the bound is a chunk of its own)
+    assert graphs.spans(15) == [(0, 3), (3, 4), (4, 5), (5, 6)]
+    assert graphs.spans(1 << 20) == [(0, 6)]
+    assert CollatedGraphs.from_list([], []).spans(15) == []
+
+
+def test_rwse_directed_and_undirected_graphs_batched_equal_per_graph_exactly(monkeypatch):
+    """Each graph takes its own kernel (S for symmetric, P otherwise), whatever it is batched with."""
+    graphs = mixed_graphs()
+    g = torch.Generator().manual_seed(1)
+    for i in range(0, len(graphs), 3):  # every third graph made directed, a fifth of those weighted
+        n = graphs[i].num_nodes
+        ei = (torch.rand(n, n, generator=g) < 0.4).nonzero().t()
+        graphs[i] = Data(edge_index=ei, num_nodes=n)
+        if i % 5 == 0:
+            graphs[i].edge_weight = torch.rand(ei.size(1), generator=g)
+    walked = {"symmetric_returns": 0, "walk_returns": 0}  # start nodes each kernel walked from
+
+    def spy(kernel):
+        def run(indptr, indices, values, out, start, stop):
+            walked[kernel.__name__] += stop - start
+            kernel(indptr, indices, values, out, start, stop)
+
+        return run
+
+    for elements in (1 << 20, 40):
+        monkeypatch.setattr(RWSE, "CHUNK_ELEMENTS", elements)
+        for data, out in zip(graphs, RWSE(k=7).transform_many(graphs)):
+            assert torch.equal(out.rwse, RWSE(k=7)(data).rwse)
+    # both kernels give the same returns up to float64 rounding: check which one each graph took
+    for kernel in (walk_kernels.symmetric_returns, walk_kernels.walk_returns):
+        monkeypatch.setattr(walk_kernels, kernel.__name__, spy(kernel))
+    RWSE(k=7).transform_many(graphs)
+    directed = sum(g.num_nodes for g in graphs if not is_undirected(g.edge_index, g.get("edge_weight"), g.num_nodes))
+    total = sum(g.num_nodes for g in graphs)
+    assert 0 < directed < total and walked == {"symmetric_returns": total - directed, "walk_returns": directed}
+
+
+def test_rwse_collated_equals_per_graph_exactly():
+    graphs = mixed_graphs()
+    counts = [g.num_nodes for g in graphs]
+    pe = RWSE(k=6, attr="walk").transform_collated(CollatedGraphs.from_list(graphs, counts))
+    assert list(pe) == ["walk"] and pe["walk"].shape == (sum(counts), 6)
+    for data, part in zip(graphs, pe["walk"].split(counts)):
+        assert torch.equal(part, RWSE(k=6)(data).rwse)
 
 
 def test_lappe_worker_processes_give_the_same_bits_in_order(monkeypatch):

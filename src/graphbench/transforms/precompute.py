@@ -4,8 +4,8 @@ Per-graph transforms (PyG's :class:`~torch_geometric.transforms.AddLaplacianEige
 and :class:`~torch_geometric.transforms.AddRandomWalkPE`) pay Python and small-kernel
 overhead once per graph. :func:`precompute` lets a transform encode the whole list at once:
 :meth:`RWSE.transform_many <graphbench.transforms.rwse.RWSE.transform_many>` walks the
-block-diagonal matrix of hundreds of graphs at once (:func:`map_batched`),
-spread over one worker thread per intra-op thread that torch is allowed to use;
+block-diagonal matrix of hundreds of graphs at once (:class:`CollatedGraphs`, whose chunks
+:func:`parallel_map` spreads over one worker thread per intra-op thread that torch may use);
 :meth:`LapPE.transform_many <graphbench.transforms.lap_pe.LapPE.transform_many>` spreads
 its per-graph LAPACK calls over processes. :class:`PECompose` chains PE transforms
 (``pe=lappe+rwse``).
@@ -16,6 +16,7 @@ from __future__ import annotations
 import copy
 from collections.abc import Callable, Sequence
 from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass
 from typing import Any
 
 import torch
@@ -25,43 +26,73 @@ from torch_geometric.transforms import BaseTransform, Compose
 
 from graphbench.gc_pause import gc_paused
 
-#: Default upper bound on ``sum(n * n)`` over the graphs of one batched kernel call.
+#: Default upper bound on ``sum(n * n)`` over the graphs of one chunk (:meth:`CollatedGraphs.spans`).
 MAX_CHUNK_ELEMENTS: int = 1 << 20
 
-BatchKernel = Callable[[Sequence[Data], Sequence[int]], list[dict[str, Tensor]]]
 
+@dataclass(frozen=True)
+class CollatedGraphs:
+    r"""Many graphs as concatenated tensors, laid out as by
+    :meth:`torch_geometric.data.InMemoryDataset.collate` (and so as in graphbench's ``GraphStore``):
+    graph ``b`` owns the nodes ``node_ptr[b] <= v < node_ptr[b + 1]`` of the concatenation and the
+    columns ``edge_ptr[b]:edge_ptr[b + 1]`` of ``edge_index``, which number its nodes from 0 (not
+    incremented); ``edge_weight``, when given, holds one weight per column.
 
-def map_batched(
-    data_list: Sequence[Data],
-    kernel: BatchKernel,
-    max_elements: int = MAX_CHUNK_ELEMENTS,
-    parallel: bool = True,
-) -> list[dict[str, Tensor]]:
-    r"""Runs ``kernel`` on consecutive chunks of ``data_list``.
-
-    ``kernel(graphs, counts)`` (``counts``: the graphs' node counts, read once here) returns one
-    ``{attr: tensor}`` dict per graph; the dicts come back in the order of ``data_list``. A chunk
-    holds at most ``max_elements`` entries ``sum(n * n)`` over its graphs (at least one graph).
-    With ``parallel=True`` chunks run in a thread pool of ``torch.get_num_threads()`` workers,
-    with torch's intra-op threads set to 1 meanwhile (restored afterwards): the kernels (RWSE's
-    Numba loops) run on one thread and release the GIL, so the pool is what puts every core to work.
+    Transforms with a ``transform_collated(graphs)`` method (:class:`~graphbench.transforms.rwse.RWSE`)
+    encode such a whole dataset at once and return node attributes with one row per node of the
+    concatenation, with no per-graph object made or copied.
     """
-    chunks: list[tuple[list[Data], list[int]]] = []
-    elements = 0
-    for data in data_list:
-        n = num_nodes(data)
-        if not chunks or elements + max(n, 1) ** 2 > max_elements:
-            chunks.append(([], []))
-            elements = 0
-        chunks[-1][0].append(data)
-        chunks[-1][1].append(n)
-        elements += max(n, 1) ** 2
 
-    def run(chunk: tuple[list[Data], list[int]]) -> list[dict[str, Tensor]]:
-        return kernel(*chunk)
+    edge_index: Tensor
+    node_ptr: Tensor
+    edge_ptr: Tensor
+    edge_weight: Tensor | None = None
 
-    outputs = _parallel_map(run, chunks) if parallel else [run(chunk) for chunk in chunks]
-    return [attrs for out in outputs for attrs in out]
+    @classmethod
+    def from_list(cls, data_list: Sequence[Data], counts: Sequence[int]) -> CollatedGraphs:
+        r"""``data_list`` (on CPU, detached) with its graphs' node ``counts``; a graph without
+        ``edge_weight`` weighs its edges 1 when others have weights."""
+        empty = torch.zeros(2, 0, dtype=torch.long)
+        edge_indices = [empty if g.edge_index is None else g.edge_index.detach().cpu() for g in data_list]
+        sizes = [edge_index.size(1) for edge_index in edge_indices]
+        weight = None
+        if any(g.get("edge_weight") is not None for g in data_list):
+            weight = torch.cat(
+                [torch.zeros(0)]
+                + [
+                    torch.ones(size) if g.get("edge_weight") is None else g.edge_weight.detach().cpu().reshape(-1)
+                    for g, size in zip(data_list, sizes)
+                ]
+            )
+        return cls(
+            edge_index=torch.cat([empty, *edge_indices], dim=1),
+            node_ptr=_offsets(counts),
+            edge_ptr=_offsets(sizes),
+            edge_weight=weight,
+        )
+
+    @property
+    def num_graphs(self) -> int:
+        return self.node_ptr.numel() - 1
+
+    def spans(self, max_elements: int = MAX_CHUNK_ELEMENTS) -> list[tuple[int, int]]:
+        r"""Consecutive graph ranges ``[a, b)`` covering all graphs, each of at least one graph and at
+        most ``max_elements`` entries ``sum(max(n, 1) ** 2)`` over its graphs otherwise."""
+        spans: list[tuple[int, int]] = []
+        elements = 0
+        for b, n in enumerate(self.node_ptr.diff().tolist()):
+            if not spans or elements + max(n, 1) ** 2 > max_elements:
+                spans.append((b, b))
+                elements = 0
+            spans[-1] = (spans[-1][0], b + 1)
+            elements += max(n, 1) ** 2
+        return spans
+
+
+def _offsets(sizes: Sequence[int]) -> Tensor:
+    out = torch.zeros(len(sizes) + 1, dtype=torch.long)
+    torch.cumsum(torch.as_tensor(list(sizes), dtype=torch.long), 0, out=out[1:])
+    return out
 
 
 def attach(data_list: Sequence[Data], attrs: Sequence[dict[str, Tensor]]) -> list[Data]:
@@ -132,7 +163,10 @@ def _apply_many(transform: Any, data_list: list[Data]) -> list[Data]:
     return [transform(data) for data in data_list]
 
 
-def _parallel_map(fn: Callable[[Any], Any], items: list[Any]) -> list[Any]:
+def parallel_map(fn: Callable[[Any], Any], items: list[Any]) -> list[Any]:
+    r"""``[fn(item) for item in items]`` in a thread pool of ``torch.get_num_threads()`` workers, with
+    torch's intra-op threads set to 1 meanwhile (restored afterwards): for kernels that run on one
+    thread and release the GIL (RWSE's Numba loops), the pool is what puts every core to work."""
     workers = min(torch.get_num_threads(), len(items))
     if workers <= 1:
         return [fn(item) for item in items]

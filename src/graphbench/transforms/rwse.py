@@ -3,6 +3,7 @@ r"""Random-walk structural encoding (RWSE)."""
 from __future__ import annotations
 
 from collections.abc import Sequence
+from itertools import pairwise
 
 import numpy as np
 import torch
@@ -10,7 +11,7 @@ from torch import Tensor
 from torch_geometric.data import Data
 from torch_geometric.transforms import BaseTransform
 
-from graphbench.transforms.precompute import attach, map_batched, num_nodes
+from graphbench.transforms.precompute import CollatedGraphs, attach, num_nodes, parallel_map
 
 
 class RWSE(BaseTransform):
@@ -43,9 +44,10 @@ class RWSE(BaseTransform):
         (P^{2m})_{ii} = \sum_j (S^m)_{ij}^2, \qquad
         (P^{2m+1})_{ii} = \sum_j (S^m)_{ij} (S^{m+1})_{ij} .
 
-    Directed or negatively weighted graphs take :math:`k` steps with :math:`P` itself. The
-    graphs of a chunk form one block-diagonal matrix; a walk only meets its own graph's rows, so
-    :meth:`forward` and :meth:`transform_many` give bitwise identical results (tested).
+    Directed or negatively weighted graphs take :math:`k` steps with :math:`P` itself; which
+    way a graph takes is decided graph by graph. The graphs of a chunk form one block-diagonal
+    matrix; a walk only meets its own graph's rows, so :meth:`forward`, :meth:`transform_many`
+    and :meth:`transform_collated` give bitwise identical results, whatever the chunks (tested).
 
     Adds ``data[attr]`` of shape ``[N, k]`` (float32).
 
@@ -66,48 +68,73 @@ class RWSE(BaseTransform):
         self.attr = attr
 
     def forward(self, data: Data) -> Data:
-        data[self.attr] = self._kernel([data], [num_nodes(data)])[0][self.attr]
+        data[self.attr] = self._encode([data])[0]
         return data
 
     def transform_many(self, data_list: Sequence[Data]) -> list[Data]:
         r"""Batched :meth:`forward` over many graphs (returns shallow copies)."""
-        return attach(data_list, map_batched(data_list, self._kernel, max_elements=self.CHUNK_ELEMENTS))
+        return attach(data_list, [{self.attr: pe} for pe in self._encode(data_list)])
 
-    def _kernel(self, graphs: Sequence[Data], counts: Sequence[int]) -> list[dict[str, Tensor]]:
-        if max(counts, default=0) > self.MAX_NODES:
+    def transform_collated(self, graphs: CollatedGraphs) -> dict[str, Tensor]:
+        r"""The encodings of a whole collated dataset: ``{attr: [N, k]}``, one row per node of the
+        concatenation, equal bit for bit to :meth:`forward` graph by graph (tested)."""
+        counts = graphs.node_ptr.diff()
+        self._check_size(int(counts.max()) if counts.numel() else 0)
+        return {self.attr: return_probabilities(graphs, self.k, self.CHUNK_ELEMENTS)}
+
+    def _encode(self, data_list: Sequence[Data]) -> list[Tensor]:
+        counts = [num_nodes(data) for data in data_list]
+        self._check_size(max(counts, default=0))
+        pe = return_probabilities(CollatedGraphs.from_list(data_list, counts), self.k, self.CHUNK_ELEMENTS)
+        first = data_list[0].edge_index if data_list else None
+        device = first.device if first is not None else None
+        if len(counts) == 1:
+            return [pe.to(device)]
+        # clone: a per-graph view would keep (and pickle) the whole array
+        return [part.clone().to(device) for part in pe.split(counts)]
+
+    def _check_size(self, largest: int) -> None:
+        if largest > self.MAX_NODES:
             raise ValueError(
                 f"RWSE walks k steps from every node, up to n*k*|E| operations per graph; a "
-                f"graph has {max(counts)} nodes > RWSE.MAX_NODES={self.MAX_NODES}. Use it on "
+                f"graph has {largest} nodes > RWSE.MAX_NODES={self.MAX_NODES}. Use it on "
                 f"graph-level datasets or choose pe=none for large graphs."
             )
-        return [{self.attr: pe} for pe in return_probabilities(graphs, counts, self.k)]
 
     def __repr__(self) -> str:
         # repr names every argument: datamodules key their PE caches on it
         return f"{self.__class__.__name__}(k={self.k}, attr={self.attr!r})"
 
 
-def return_probabilities(graphs: Sequence[Data], counts: Sequence[int], k: int) -> list[Tensor]:
-    r""":math:`(P^t)_{ii}` for :math:`t = 1..k`, one ``[n, k]`` float32 tensor per graph (see
-    :class:`RWSE`); ``counts`` are the graphs' node counts."""
+def return_probabilities(graphs: CollatedGraphs, k: int, max_elements: int) -> Tensor:
+    r""":math:`(P^t)_{ii}` for :math:`t = 1..k` as one ``[N, k]`` float32 tensor over the nodes of
+    ``graphs`` (see :class:`RWSE`). Chunks of at most ``max_elements`` (:meth:`CollatedGraphs.spans`)
+    are walked in a thread pool (:func:`~graphbench.transforms.precompute.parallel_map`), each writing
+    its own rows."""
     # Numba's import takes ~0.4 s: only runs that compute RWSE pay it
     from graphbench.transforms.walk_kernels import symmetric_returns, walk_matrix, walk_returns
 
-    edge_indices = [torch.zeros(2, 0, dtype=torch.long) if g.edge_index is None else g.edge_index.detach().cpu() for g in graphs]
-    sizes = np.array([edge_index.size(1) for edge_index in edge_indices], dtype=np.int64)
-    ends = torch.cat([torch.zeros(2, 0, dtype=torch.long), *edge_indices], dim=1).numpy()
-    if any(g.get("edge_weight") is not None for g in graphs):
-        weight = np.concatenate(
-            [np.zeros(0)]
-            + [
-                np.ones(size) if g.get("edge_weight") is None else g.edge_weight.detach().cpu().double().numpy().reshape(-1)
-                for g, size in zip(graphs, sizes)
-            ]
-        )
-    else:
+    ends = graphs.edge_index.detach().cpu().numpy()
+    if graphs.edge_weight is None:
         weight = np.ones(ends.shape[1])
-    indptr, indices, values, symmetric = walk_matrix(ends, weight, sizes, np.asarray(counts, dtype=np.int64))
-    pe = (symmetric_returns if symmetric else walk_returns)(indptr, indices, values, k)
-    device = graphs[0].edge_index.device if graphs and graphs[0].edge_index is not None else None
-    # clone: a per-graph view would keep (and pickle) the whole chunk's array
-    return [part.clone().to(device) for part in torch.from_numpy(pe).split(list(counts))]
+    else:
+        weight = graphs.edge_weight.detach().cpu().double().numpy().reshape(-1)
+    node_ptr, edge_ptr = graphs.node_ptr.numpy(), graphs.edge_ptr.numpy()
+    out = np.zeros((int(node_ptr[-1]), k), dtype=np.float32)
+
+    def walk(span: tuple[int, int]) -> None:
+        a, b = span
+        first, last = edge_ptr[a], edge_ptr[b]
+        nodes = node_ptr[a : b + 1] - node_ptr[a]
+        indptr, indices, values, symmetric = walk_matrix(
+            np.ascontiguousarray(ends[:, first:last]), weight[first:last], np.diff(edge_ptr[a : b + 1]), np.diff(nodes)
+        )
+        rows = out[node_ptr[a] : node_ptr[b]]
+        # one kernel call per run of consecutive graphs of the same kind
+        cuts = [0, *(np.flatnonzero(symmetric[1:] != symmetric[:-1]) + 1).tolist(), b - a]
+        for lo, hi in pairwise(cuts):
+            kernel = symmetric_returns if symmetric[lo] else walk_returns
+            kernel(indptr, indices, values, rows, nodes[lo], nodes[hi])
+
+    parallel_map(walk, graphs.spans(max_elements))
+    return torch.from_numpy(out)

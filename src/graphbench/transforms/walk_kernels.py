@@ -48,9 +48,11 @@ def _step(indptr, indices, values, nodes, count, vals, out_nodes, out_vals, out_
 
 
 @numba.njit(cache=True, nogil=True)
-def symmetric_returns(indptr, indices, values, k):
-    r"""``out[i, t-1]`` = :math:`(S^t)_{ii}` for a symmetric CSR matrix :math:`S` (sorted, without
-    duplicates), from :math:`\lceil k/2 \rceil` steps per start node: with :math:`x_m = e_i S^m`,
+def symmetric_returns(indptr, indices, values, out, start, stop):
+    r"""Sets ``out[i, t-1]`` = :math:`(S^t)_{ii}` for :math:`t = 1..k` (``k = out.shape[1]``) and the start
+    nodes ``start <= i < stop``, which with their neighbours must make up whole blocks (graphs) of the
+    CSR matrix, on which :math:`S` is symmetric (rows sorted, without duplicates); ``out`` must be zero
+    there. From :math:`\lceil k/2 \rceil` steps per start node: with :math:`x_m = e_i S^m`,
     :math:`(S^{2m})_{ii} = x_m \cdot x_m` and :math:`(S^{2m-1})_{ii} = x_{m-1} \cdot x_m`, both summed
     over :math:`x_m`'s nodes while they are pushed to :math:`x_{m+1}` (three buffers rotate).
 
@@ -60,9 +62,9 @@ def symmetric_returns(indptr, indices, values, k):
     :math:`(S^1)_{uu} = 0`. On Peptides-func, whose leaves (the O of a C=O, terminal carbons) are 29% of
     the atoms, this takes a fifth off the kernel's time."""
     n = indptr.size - 1
-    out = np.zeros((n, k), dtype=np.float32)
+    k = out.shape[1]
     leaf = np.zeros(n, np.bool_)
-    for u in range(n):
+    for u in range(start, stop):
         if indptr[u + 1] - indptr[u] == 1:
             w = indices[indptr[u]]
             leaf[u] = w != u and indptr[w + 1] - indptr[w] >= 2
@@ -72,7 +74,7 @@ def symmetric_returns(indptr, indices, values, k):
     returns = np.zeros(k + 1)  # returns[t] = (S^t)_ii in float64
     steps = (k + 1) // 2
     stamp = 0
-    for i in range(n):
+    for i in range(start, stop):
         if leaf[i]:
             continue
         returns[:] = 0.0
@@ -121,20 +123,20 @@ def symmetric_returns(indptr, indices, values, k):
             if leaf[u]:
                 for t in range(2, k + 1):
                     out[u, t - 1] = values[p] * values[p] * returns[t - 2]
-    return out
 
 
 @numba.njit(cache=True, nogil=True)
-def walk_returns(indptr, indices, values, k):
-    r"""``out[i, t-1]`` = :math:`(M^t)_{ii}` for any CSR matrix :math:`M`, from :math:`k` steps
-    per start node (:math:`(e_i M^t)_i`)."""
+def walk_returns(indptr, indices, values, out, start, stop):
+    r"""Sets ``out[i, t-1]`` = :math:`(M^t)_{ii}` for :math:`t = 1..k` (``k = out.shape[1]``) and the
+    start nodes ``start <= i < stop``, for any CSR matrix :math:`M`, from :math:`k` steps per start
+    node (:math:`(e_i M^t)_i`); ``out`` must be zero there."""
     n = indptr.size - 1
-    out = np.zeros((n, k), dtype=np.float32)
+    k = out.shape[1]
     nodes = np.empty((2, n), np.int64)
     vals = np.zeros((2, n))
     stamps = np.full((2, n), -1, np.int64)
     stamp = 0
-    for i in range(n):
+    for i in range(start, stop):
         cur = 0
         stamp += 1
         stamps[cur, i] = stamp
@@ -150,7 +152,6 @@ def walk_returns(indptr, indices, values, k):
             if stamps[nxt, i] == stamp:
                 out[i, t] = vals[nxt, i]
             cur = nxt
-    return out
 
 
 @numba.njit(cache=True, nogil=True)
@@ -159,10 +160,11 @@ def walk_matrix(ends, weight, edge_counts, node_counts):
 
     Graph ``b`` has ``node_counts[b]`` nodes (rows from the sum of the counts before it) and the next
     ``edge_counts[b]`` columns of ``ends`` (``[2, E]``, graph-local ``source, target``) with their
-    ``weight``. Parallel edges are summed, columns sorted. With :math:`A` that adjacency and
-    :math:`D` its row sums (:math:`D^{-1}_{ii} := 0` where :math:`D_{ii} = 0`), ``values`` hold
-    :math:`S = D^{-1/2} A D^{-1/2}` when :math:`A` is symmetric and non-negative (``symmetric``),
-    else :math:`P = D^{-1} A`. One compiled pass: SciPy's COO-to-CSR conversion, duplicate sums and
+    ``weight``. Parallel edges are summed, columns sorted. With :math:`A` a graph's adjacency and
+    :math:`D` its row sums (:math:`D^{-1}_{ii} := 0` where :math:`D_{ii} = 0`), its block of ``values``
+    holds :math:`S = D^{-1/2} A D^{-1/2}` when :math:`A` is symmetric and non-negative
+    (``symmetric[b]``, a boolean per graph), else :math:`P = D^{-1} A`: decided graph by graph, so
+    that a graph's encoding does not depend on the graphs it is batched with. One compiled pass: SciPy's COO-to-CSR conversion, duplicate sums and
     transposed comparison cost a third of the walks on Peptides-func."""
     n = 0
     for b in range(node_counts.size):
@@ -224,25 +226,27 @@ def walk_matrix(ends, weight, edge_counts, node_counts):
         for p in range(indptr[i], indptr[i + 1]):
             degree += data[p]
         inv[i] = 1.0 / degree if degree > 0 else 0.0
-    symmetric = nnz > 0
-    for i in range(n):
-        for p in range(indptr[i], indptr[i + 1]):
-            j = indices[p]
-            mirror = -1.0  # A_ji, -1 if absent: sorted row j, scanned (rows are short)
-            for q in range(indptr[j], indptr[j + 1]):
-                if indices[q] >= i:
-                    if indices[q] == i:
-                        mirror = data[q]
-                    break
-            symmetric &= data[p] >= 0 and mirror == data[p]
+    symmetric = np.ones(node_counts.size, np.bool_)
     values = np.empty(nnz)
-    if symmetric:
-        isqrt = np.sqrt(inv)
-        for i in range(n):
+    isqrt = np.sqrt(inv)
+    first = 0
+    for b in range(node_counts.size):
+        last = first + node_counts[b]
+        for i in range(first, last):
             for p in range(indptr[i], indptr[i + 1]):
-                values[p] = isqrt[i] * data[p] * isqrt[indices[p]]
-    else:
-        for i in range(n):
+                j = indices[p]
+                mirror = -1.0  # A_ji, -1 if absent: sorted row j, scanned (rows are short)
+                for q in range(indptr[j], indptr[j + 1]):
+                    if indices[q] >= i:
+                        if indices[q] == i:
+                            mirror = data[q]
+                        break
+                symmetric[b] &= data[p] >= 0 and mirror == data[p]
+        for i in range(first, last):
             for p in range(indptr[i], indptr[i + 1]):
-                values[p] = inv[i] * data[p]
+                if symmetric[b]:
+                    values[p] = isqrt[i] * data[p] * isqrt[indices[p]]
+                else:
+                    values[p] = inv[i] * data[p]
+        first = last
     return indptr, indices, values, symmetric

@@ -151,14 +151,11 @@ class GraphLevelDataModule(L.LightningDataModule):
         base = self._processed()
         if self.pe_transform is None:
             return base
-        from graphbench.transforms.precompute import precompute
+        from graphbench.data.store.encodings import precompute_store
 
         def build() -> dict[str, Any]:
-            store = GraphStore.from_state(base["store"])
-            graphs = [store.get(i) for i in range(len(store))]
-            for graph in graphs:
-                del graph.idx
-            return {"store": GraphStore.from_list(precompute(graphs, self.pe_transform)).state(), "splits": base["splits"]}
+            store = precompute_store(GraphStore.from_state(base["store"]), self.pe_transform)
+            return {"store": store.state(), "splits": base["splits"]}
 
         label = f"{self._build_label()} + {type(self.pe_transform).__name__}"
         return load_or_build(self._cache_path("pe", repr(self.pe_transform)), build, label)
