@@ -59,8 +59,11 @@ def test_lappe_equals_pyg_up_to_sign_and_rotation(peptide_graphs: list[Data]) ->
     graphs = [g for g in peptide_graphs if g.num_nodes > K + 1]  # PyG's transform needs N > k + 1
     assert len(graphs) > 0.9 * len(peptide_graphs)
     ours = precompute(graphs, LapPE(k=K))
+    on_store = separated_graphs(precompute_store(GraphStore.from_list(graphs), LapPE(k=K)))
     found = []
-    for graph, mine in zip(graphs, ours):
+    for graph, mine, stored in zip(graphs, ours, on_store):
+        torch.testing.assert_close(stored.lap_pe, mine.lap_pe, rtol=0, atol=0)
+        torch.testing.assert_close(stored.lap_eigval, mine.lap_eigval, rtol=0, atol=0, equal_nan=True)
         pyg = AddLaplacianEigenvectorPE(k=K, is_undirected=True)(copy.copy(graph)).laplacian_eigenvector_pe
         found.append(compare_lappe(graph, mine.lap_pe, mine.lap_eigval, pyg))
     assert max(c.eigval_error for c in found) < 1e-5

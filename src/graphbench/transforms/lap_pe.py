@@ -3,7 +3,7 @@ r"""Laplacian eigenvector positional encoding (LapPE)."""
 from __future__ import annotations
 
 import math
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from functools import cache, partial
 from typing import NamedTuple
 
@@ -16,7 +16,7 @@ from torch_geometric.data import Data
 from torch_geometric.transforms import BaseTransform
 
 from graphbench.processes import map_chunks, usable_cores
-from graphbench.transforms.precompute import attach, num_nodes
+from graphbench.transforms.precompute import CollatedGraphs, attach, num_nodes
 
 
 class LapPE(BaseTransform):
@@ -59,8 +59,9 @@ class LapPE(BaseTransform):
 
     Adds ``data[eigen_attr]`` (float32 ``[N, k]``) and ``data[eigval_attr]`` (float32
     ``[N, k]``: the eigenvalue of column :math:`j` repeated on every node, so it batches
-    node-wise). SciPy's LAPACK calls hold the GIL, so :meth:`transform_many` spreads
-    chunks of graphs over forked processes (:func:`graphbench.processes.map_chunks`).
+    node-wise). SciPy's LAPACK calls hold the GIL, so :meth:`transform_many` and
+    :meth:`transform_collated` spread chunks of graphs over forked processes
+    (:func:`graphbench.processes.map_chunks`).
 
     Args:
         k (int): Number of non-trivial eigenvectors.
@@ -90,28 +91,56 @@ class LapPE(BaseTransform):
         r"""Batched :meth:`forward` over many graphs (returns shallow copies) on ``num_workers``
         processes (default: every usable core; in this process below ``MIN_GRAPHS_TO_FORK``
         graphs)."""
-        problems = self._problems(data_list)
-        workers = self.processes_for(len(problems), num_workers)
-        # 16 chunks per process: the last to finish idles at most a sixteenth of its share
-        size = max(1, -(-len(problems) // (workers * 16)))
-        chunks = [problems[i : i + size] for i in range(0, len(problems), size)]
-        pairs = [p for part in map_chunks(partial(_eigenpairs_of_chunk, k=self.k), chunks, workers) for p in part]
+        pairs = self._solve(self._problems(data_list), num_workers)
         return attach(data_list, [self._attrs(data, vecs, vals) for data, (vecs, vals) in zip(data_list, pairs)])
+
+    def transform_collated(self, graphs: CollatedGraphs, num_workers: int | None = None) -> dict[str, Tensor]:
+        r"""The encodings of a whole collated dataset: ``{eigen_attr: [N, k], eigval_attr: [N, k]}``,
+        one row per node of the concatenation, equal bit for bit to :meth:`transform_many` (tested);
+        the graphs' edges reach the worker processes as slices of the concatenated arrays."""
+        ends = graphs.edge_index.detach().cpu().numpy()
+        weight = None if graphs.edge_weight is None else graphs.edge_weight.detach().cpu().double().numpy().reshape(-1)
+        nodes, edges = graphs.node_ptr.tolist(), graphs.edge_ptr.tolist()
+        problems = []
+        for b in range(graphs.num_graphs):
+            n, first, last = nodes[b + 1] - nodes[b], edges[b], edges[b + 1]
+            self._check_size(n)
+            problems.append(LaplacianProblem(n, ends[:, first:last], None if weight is None else weight[first:last]))
+        # a chunk's rows come back as one pair of arrays, not one per graph to unpickle and gather
+        parts = self._solve(problems, num_workers, _stacked_eigenpairs_of_chunk)
+        vecs = np.concatenate([np.zeros((0, self.k), np.float32), *(v for v, _ in parts)])
+        vals = np.concatenate([np.zeros((0, self.k), np.float32), *(v for _, v in parts)])
+        return {self.eigen_attr: torch.from_numpy(vecs), self.eigval_attr: torch.from_numpy(vals)}
 
     def processes_for(self, num_graphs: int, num_workers: int | None = None) -> int:
         """How many processes :meth:`transform_many` uses for ``num_graphs`` graphs (1: this one)."""
         return 1 if num_graphs < self.MIN_GRAPHS_TO_FORK else num_workers or usable_cores()
 
+    def _solve(
+        self, problems: list[LaplacianProblem], num_workers: int | None, chunk_fn: ChunkFn | None = None
+    ) -> list[tuple[np.ndarray, np.ndarray]]:
+        """``chunk_fn`` (default: one eigenpair per graph) over chunks of ``problems``, its lists
+        joined in order."""
+        workers = self.processes_for(len(problems), num_workers)
+        # 16 chunks per process: the last to finish idles at most a sixteenth of its share
+        size = max(1, -(-len(problems) // (workers * 16)))
+        chunks = [problems[i : i + size] for i in range(0, len(problems), size)]
+        fn = partial(chunk_fn or _eigenpairs_of_chunk, k=self.k)
+        return [p for part in map_chunks(fn, chunks, workers) for p in part]
+
+    def _check_size(self, n: int) -> None:
+        if n > self.MAX_NODES:
+            raise ValueError(
+                f"LapPE computes a dense eigendecomposition; a graph has {n} nodes "
+                f"> LapPE.MAX_NODES={self.MAX_NODES}. Use it on graph-level datasets "
+                f"or choose pe=none/rwse for large graphs."
+            )
+
     def _problems(self, data_list: Sequence[Data]) -> list[LaplacianProblem]:
         problems = []
         for data in data_list:
             n = num_nodes(data)
-            if n > self.MAX_NODES:
-                raise ValueError(
-                    f"LapPE computes a dense eigendecomposition; a graph has {n} nodes "
-                    f"> LapPE.MAX_NODES={self.MAX_NODES}. Use it on graph-level datasets "
-                    f"or choose pe=none/rwse for large graphs."
-                )
+            self._check_size(n)
             edge_index, weight = data.edge_index, data.get("edge_weight")
             problems.append(
                 LaplacianProblem(
@@ -276,3 +305,13 @@ def _encodings(vectors, first, second, entry, k):
 def _eigenpairs_of_chunk(problems: Sequence[LaplacianProblem], k: int) -> list[tuple[np.ndarray, np.ndarray]]:
     scratch = np.empty(max((p.num_nodes for p in problems), default=0) ** 2)
     return [laplacian_eigenpairs(p, k, scratch) for p in problems]
+
+
+def _stacked_eigenpairs_of_chunk(problems: Sequence[LaplacianProblem], k: int) -> list[tuple[np.ndarray, np.ndarray]]:
+    """The chunk's eigenpairs as one pair ``[sum n, k]``, the graphs' rows in order."""
+    pairs = _eigenpairs_of_chunk(problems, k)
+    empty = np.zeros((0, k), np.float32)
+    return [(np.concatenate([empty, *(v for v, _ in pairs)]), np.concatenate([empty, *(v for _, v in pairs)]))]
+
+
+ChunkFn = Callable[[Sequence[LaplacianProblem], int], list[tuple[np.ndarray, np.ndarray]]]

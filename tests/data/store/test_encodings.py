@@ -54,6 +54,14 @@ def test_rwse_on_the_store_equals_per_graph_without_separating(weighted, monkeyp
     assert "rwse" not in store.collated  # the input store is unchanged
 
 
+def test_lappe_on_the_store_equals_per_graph_in_worker_processes(monkeypatch):
+    store = GraphStore.from_list(featured(weighted=True) * 3)
+    expected = per_graph_store(store, LapPE(k=4))
+    monkeypatch.setattr(LapPE, "MIN_GRAPHS_TO_FORK", 1)
+    encoded = store.with_node_attributes(LapPE(k=4).transform_collated(collated_graphs(store), num_workers=2))
+    assert_same_store(encoded, expected)
+
+
 def test_compositions_mix_the_collated_and_per_graph_paths():
     store = GraphStore.from_list(featured())
     for transform in (PECompose([LapPE(k=3), RWSE(k=4)]), Compose([RWSE(k=4), Constant(value=1.0), LapPE(k=2)])):

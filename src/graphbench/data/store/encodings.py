@@ -8,6 +8,8 @@ from torch_geometric.data import Data
 from torch_geometric.transforms import BaseTransform, Compose
 
 from graphbench.data.store.graph_store import GraphStore
+from graphbench.gc_pause import gc_paused
+from graphbench.hugepages import numpy_hugepages_off
 from graphbench.transforms.precompute import CollatedGraphs, PECompose, precompute
 
 
@@ -16,8 +18,8 @@ def precompute_store(store: GraphStore, transform: BaseTransform | None) -> Grap
     bit for bit, to ``GraphStore.from_list(precompute(separated_graphs(store), transform))`` (tested).
 
     :class:`~torch_geometric.transforms.Compose` and :class:`PECompose` are applied member by
-    member. A member with ``transform_collated`` (:class:`~graphbench.transforms.rwse.RWSE`)
-    encodes the concatenated tensors (:class:`CollatedGraphs`) and its node attributes join the
+    member. A member with ``transform_collated`` (:class:`~graphbench.transforms.rwse.RWSE`,
+    :class:`~graphbench.transforms.lap_pe.LapPE`) encodes the concatenated tensors (:class:`CollatedGraphs`) and its node attributes join the
     store as columns (:meth:`GraphStore.with_node_attributes`): no graph is separated, copied or
     collated again, which on Peptides-func cost more than the walks themselves. Any other member,
     and any store whose layout :func:`collated_graphs` does not cover, goes through
@@ -27,12 +29,15 @@ def precompute_store(store: GraphStore, transform: BaseTransform | None) -> Grap
     if transform is None:
         return store
     members = transform.transforms if isinstance(transform, (Compose, PECompose)) else [transform]
-    for member in members:
-        collated = collated_graphs(store) if hasattr(member, "transform_collated") else None
-        if collated is not None:
-            store = store.with_node_attributes(member.transform_collated(collated))
-        else:
-            store = GraphStore.from_list(precompute(separated_graphs(store), member))
+    # the columns are fresh arrays of hundreds of MiB, which NumPy's huge-page advice makes slow to
+    # fill on some machines (graphbench.hugepages); the collector is paused as in precompute
+    with gc_paused(), numpy_hugepages_off():
+        for member in members:
+            collated = collated_graphs(store) if hasattr(member, "transform_collated") else None
+            if collated is not None:
+                store = store.with_node_attributes(member.transform_collated(collated))
+            else:
+                store = GraphStore.from_list(precompute(separated_graphs(store), member))
     return store
 
 
