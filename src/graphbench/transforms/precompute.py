@@ -38,8 +38,8 @@ class CollatedGraphs:
     columns ``edge_ptr[b]:edge_ptr[b + 1]`` of ``edge_index``, which number its nodes from 0 (not
     incremented); ``edge_weight``, when given, holds one weight per column.
 
-    Transforms with a ``transform_collated(graphs)`` method (:class:`~graphbench.transforms.rwse.RWSE`)
-    encode such a whole dataset at once and return node attributes with one row per node of the
+    Transforms with a ``transform_collated(graphs)`` method (:class:`~graphbench.transforms.rwse.RWSE`,
+    :class:`~graphbench.transforms.lap_pe.LapPE`) encode such a whole dataset at once and return node attributes with one row per node of the
     concatenation, with no per-graph object made or copied.
     """
 
