@@ -19,9 +19,10 @@ def precompute_store(store: GraphStore, transform: BaseTransform | None) -> Grap
 
     :class:`~torch_geometric.transforms.Compose` and :class:`PECompose` are applied member by
     member. A member with ``transform_collated`` (:class:`~graphbench.transforms.rwse.RWSE`,
-    :class:`~graphbench.transforms.lap_pe.LapPE`) encodes the concatenated tensors (:class:`CollatedGraphs`) and its node attributes join the
-    store as columns (:meth:`GraphStore.with_node_attributes`): no graph is separated, copied or
-    collated again, which on Peptides-func cost more than the walks themselves. Any other member,
+    :class:`~graphbench.transforms.lap_pe.LapPE`) encodes the concatenated tensors
+    (:class:`CollatedGraphs`) and its node attributes join the store as columns
+    (:meth:`GraphStore.with_node_attributes`): no graph is separated, copied or collated again,
+    which on Peptides-func cost more than RWSE's walks themselves. Any other member,
     and any store whose layout :func:`collated_graphs` does not cover, goes through
     :func:`~graphbench.transforms.precompute.precompute` on the separated graphs. ``store`` is
     unchanged.
