@@ -225,5 +225,6 @@ def agreement(enc: Encoding, graphs: list[Data], ours: list[Data], pyg: list[Dat
         f"{len(accurate):,} graphs where PyG's vectors are eigenvectors (residual <= {RESIDUAL:g}; "
         f"{sum(c.rotations for c in accurate):,} repeated eigenvalues compared up to rotation); "
         f"on the other {len(found) - len(accurate)}, PyG's ARPACK residual is up to "
-        f"{max((c.pyg_residual for c in found), default=0.0):.1e}, graphbench's is <= {max(c.residual for c in found):.1e} everywhere"
+        f"{max((c.pyg_residual for c in found), default=0.0):.1e}, graphbench's is <= {max(c.residual for c in found):.1e} everywhere; "
+        f"projectors beyond the Davis-Kahan bound of both residuals: {sum(c.projector_excess > 0 for c in found)} of {len(found):,} graphs"
     )
