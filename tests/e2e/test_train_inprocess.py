@@ -51,3 +51,18 @@ def test_wandb_failure_never_kills_training(compose_cfg, tmp_path: Path, monkeyp
     results = train(compose_cfg([*FAST_CYCLES, "trainer.max_epochs=1", "logger=wandb"], run_dir=tmp_path / "run"))
     assert results.status == "completed"
     assert json.loads((tmp_path / "run" / "results.json").read_text())["status"] == "completed"
+
+
+def test_batches_gathered_on_the_device_train_exactly_as_cpu_batches(compose_cfg, tmp_path: Path) -> None:
+    """``dataset.batch_on_device=true`` changes where a batch is gathered, not what it holds: the
+    same run (with the NTK callback, which draws its own batch through the DataModule) ends with
+    the same metrics, NTK alignments and best epoch."""
+    runs = {}
+    for flag in ("false", "true"):
+        overrides = [*FAST_CYCLES, "seed=3", "logger=none", "callbacks=ntk", f"dataset.batch_on_device={flag}"]
+        runs[flag] = train(compose_cfg(overrides, run_dir=tmp_path / flag))
+    assert runs["true"].status == runs["false"].status == "completed"
+    assert runs["true"].metrics == runs["false"].metrics
+    assert runs["true"].best_epoch == runs["false"].best_epoch
+    alignments = [(tmp_path / flag / "ntk_alignment.csv").read_text() for flag in ("false", "true")]
+    assert alignments[0].count("\n") == 4 and alignments[1] == alignments[0]  # a header and three measurements

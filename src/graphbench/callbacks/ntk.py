@@ -23,6 +23,7 @@ from torch import Tensor, nn
 from torch.func import functional_call, vjp, vmap
 from torch_geometric.utils import add_self_loops, degree, remove_self_loops, to_undirected
 
+from graphbench.data.store.batching import GraphIds
 from graphbench.errors import ConfigError
 
 
@@ -251,6 +252,8 @@ class NTKAlignment(L.Callback):
         elif info.level == "graph":
             picked = self._draw(len(loader.dataset), self.num_graphs)
             batch = loader.collate_fn([loader.dataset[int(i)] for i in picked])
+            if isinstance(batch, GraphIds):  # dataset.batch_on_device: the DataModule gathers it on the device
+                batch = trainer.datamodule.transfer_batch_to_device(batch, pl_module.device, 0)
             rows, targets = None, batch.y
         else:
             raise ConfigError(

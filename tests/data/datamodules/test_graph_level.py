@@ -162,3 +162,26 @@ def test_batches_stay_as_they_are_on_the_cpu_and_move_elsewhere(tmp_path: Path) 
     assert dm.transfer_batch_to_device(batch, torch.device("cpu"), 0) is batch
     moved = dm.transfer_batch_to_device(Batch.from_data_list([graph]), torch.device("meta"), 0)
     assert moved.x.device.type == "meta" and moved.edge_index.device.type == "meta" and moved.batch.device.type == "meta"
+
+
+@pytest.mark.parametrize("feature_norm", ["none", "channelwise"])
+def test_batches_gathered_on_the_device_are_the_cpu_loaders_batches(tmp_path: Path, feature_norm: str) -> None:
+    from graphbench.data.store.batching import GraphIds
+    from tests.data.store.test_batching import assert_same_batch
+
+    plain, on_device = (make(tmp_path, feature_norm=feature_norm, batch_on_device=flag) for flag in (False, True))
+    plain.setup()
+    on_device.setup()
+    for split in ("train", "val", "test"):
+        torch.manual_seed(5)
+        expected = list(getattr(plain, f"{split}_dataloader")())
+        torch.manual_seed(5)
+        ids = list(getattr(on_device, f"{split}_dataloader")())
+        assert len(ids) == len(expected) and all(isinstance(b, GraphIds) for b in ids)
+        for graph_ids, batch in zip(ids, expected):
+            assert_same_batch(on_device.transfer_batch_to_device(graph_ids, torch.device("cpu"), 0), batch)
+
+
+def test_batch_on_device_must_be_a_boolean(tmp_path: Path) -> None:
+    with pytest.raises(ConfigError, match="dataset.batch_on_device must be true or false, got 'yes'"):
+        make(tmp_path, batch_on_device="yes")

@@ -123,3 +123,8 @@ def test_igb_split_replaces_the_shipped_one_with_ten_ten_eighty(tmp_path: Path) 
     counts = [int(dm.graph[f"{s}_mask"].sum()) for s in ("train", "val", "test")]
     assert counts == [2, 2, 16]
     assert (dm.graph.train_mask.int() + dm.graph.val_mask.int() + dm.graph.test_mask.int()).tolist() == [1] * 20
+
+
+def test_batches_on_the_device_are_refused_at_node_level(tmp_path: Path) -> None:
+    with pytest.raises(ConfigError, match=r"batch_on_device=true gathers graph-level mini-batches .* set dataset.batch_on_device=false"):
+        node_dm(Paths(), tmp_path, batch_on_device=True)

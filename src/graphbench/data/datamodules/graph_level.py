@@ -14,8 +14,9 @@ from torch_geometric.transforms import BaseTransform
 
 from graphbench.data.io.raw_root import RawRoot
 from graphbench.data.sources.base import Source
-from graphbench.data.store.batching import graph_loader
+from graphbench.data.store.batching import GraphIds, graph_loader
 from graphbench.data.store.cache import cache_key, load_or_build
+from graphbench.data.store.device_store import DeviceStore
 from graphbench.data.store.graph_store import GraphStore
 from graphbench.data.store.sharding import Shard
 from graphbench.errors import ConfigError, DataError
@@ -40,7 +41,10 @@ class GraphLevelDataModule(L.LightningDataModule):
     - a positional-encoding ``pe_transform``, applied once to every graph and cached beside the
       processed data, keyed by the transform's ``repr``;
     - ``feature_norm``: ``channelwise`` standardizes dense features with training-split statistics;
-    - the loaders (bulk mini-batches of ``batch_size`` graphs).
+    - the loaders (bulk mini-batches of ``batch_size`` graphs), gathered on the CPU, or with
+      ``batch_on_device`` on the training device from a copy of the dataset kept there
+      (:class:`~graphbench.data.store.device_store.DeviceStore`): the loaders then yield only each
+      batch's graph ids, and no batch crosses from host to device.
 
     :attr:`info` joins the YAML's protocol (``task_type``, ``metric``, ``higher_is_better``) with the
     source's facts. Facts a source knows without data are available right away; facts it reads from
@@ -71,6 +75,7 @@ class GraphLevelDataModule(L.LightningDataModule):
         provenance: str = "",
         download: bool = False,
         feature_norm: str = "none",
+        batch_on_device: bool = False,
     ) -> None:
         super().__init__()
         if not isinstance(source, Source):
@@ -86,6 +91,13 @@ class GraphLevelDataModule(L.LightningDataModule):
             raise ConfigError(f"dataset.num_workers must be a non-negative integer, got {num_workers!r}")
         if feature_norm not in FEATURE_NORMS:
             raise ConfigError(f"dataset.feature_norm={feature_norm!r} is not one of {list(FEATURE_NORMS)}")
+        if not isinstance(batch_on_device, bool):
+            raise ConfigError(f"dataset.batch_on_device must be true or false, got {batch_on_device!r}")
+        if batch_on_device and self.level != "graph":
+            raise ConfigError(
+                f"dataset.batch_on_device=true gathers graph-level mini-batches on the device; {name} is a {self.level}-level "
+                "dataset, whose batches are built on the CPU: set dataset.batch_on_device=false"
+            )
         self.source = source
         self.name = name
         self.raw = RawRoot(data_dir, download)
@@ -99,6 +111,8 @@ class GraphLevelDataModule(L.LightningDataModule):
         self.split = split
         self.provenance = provenance
         self.feature_norm = feature_norm
+        self.batch_on_device = batch_on_device
+        self._on_device: dict[torch.device, DeviceStore] = {}
         self.dataset: GraphStore | None = None
         self.splits: dict[str, Tensor] = {}
 
@@ -176,6 +190,11 @@ class GraphLevelDataModule(L.LightningDataModule):
             # statistics of the training split only, applied to every split (a per-row map)
             norm = ChannelwiseNorm.fit_collated(self.dataset.collated, self.dataset.slices, self.splits["train"])
             self.dataset = GraphStore(norm(self.dataset.collated), self.dataset.slices)
+        if self.batch_on_device and self.dataset.plan() is None:
+            raise ConfigError(
+                f"dataset.batch_on_device=true: {self.name} has attributes that only PyG's per-graph collate batches "
+                "(see graphbench.data.store.batching.batching_plan); set dataset.batch_on_device=false"
+            )
 
     # -- loaders --------------------------------------------------------------------------------
 
@@ -198,12 +217,20 @@ class GraphLevelDataModule(L.LightningDataModule):
     def _loader(self, split: str, shuffle: bool) -> DataLoader:
         # every rank seeded the same global seed (seed_everything), so all draw the same permutation
         seed = torch.initial_seed()
-        return graph_loader(self.split_dataset(split), self.batch_size, shuffle, self.num_workers, self.shard, seed)
+        store = self.split_dataset(split)
+        return graph_loader(store, self.batch_size, shuffle, self.num_workers, self.shard, seed, ids_only=self.batch_on_device)
 
     def transfer_batch_to_device(self, batch: Any, device: torch.device, dataloader_idx: int) -> Any:
-        """Lightning's transfer, less its walk over every attribute on the CPU: these loaders build
-        CPU batches, which ``Data.to("cpu")`` hands back tensor by tensor as they are (about 0.1 ms
-        a step, ~1% of a Cora full-batch GCN step on 2 CPU cores)."""
+        """A batch's :class:`GraphIds` (``batch_on_device``) become the batch, gathered on ``device``
+        from the dataset's copy there (made on first use). Other batches take Lightning's transfer,
+        less its walk over every attribute on the CPU: these loaders build CPU batches, which
+        ``Data.to("cpu")`` hands back tensor by tensor as they are (about 0.1 ms a step, ~1% of a
+        Cora full-batch GCN step on 2 CPU cores)."""
+        if isinstance(batch, GraphIds):
+            if device not in self._on_device:
+                assert self.dataset is not None
+                self._on_device[device] = DeviceStore(self.dataset, device)
+            return self._on_device[device].batch(batch.ids)
         if device.type == "cpu":
             return batch
         return super().transfer_batch_to_device(batch, device, dataloader_idx)

@@ -6,6 +6,10 @@ returns ``B`` objects and ``Batch.from_data_list`` concatenates them attribute b
 one ``index_select`` per attribute: :func:`gather_batch` builds, from the row ranges of the chosen
 graphs, exactly the ``Batch`` that ``Batch.from_data_list`` returns (same attributes, ``batch`` and
 ``ptr`` vectors, ``_slice_dict`` and ``_inc_dict``, so ``batch.get_example(i)`` works).
+
+The gather runs on whatever device the store's tensors and the ids are on: with ``ids_only``,
+:func:`graph_loader` yields only each batch's :class:`GraphIds`, and the batch is gathered where
+the model trains, from a copy of the store kept there (:mod:`graphbench.data.store.device_store`).
 """
 
 from __future__ import annotations
@@ -61,16 +65,19 @@ def batching_plan(data: Data, slices: dict[str, Tensor]) -> list[Column] | None:
 def concatenated_ranges(starts: Tensor, counts: Tensor) -> Tensor:
     """``cat([arange(s, s + c) for s, c in zip(starts, counts)])`` without a Python loop."""
     offsets = cumsum(counts)
-    return torch.arange(int(offsets[-1]), dtype=torch.long) + torch.repeat_interleave(starts - offsets[:-1], counts)
+    total = int(offsets[-1])
+    shifts = torch.repeat_interleave(starts - offsets[:-1], counts, output_size=total)
+    return torch.arange(total, dtype=torch.long, device=starts.device) + shifts
 
 
 def gather_batch(data: Data, slices: dict[str, Tensor], columns: Sequence[Column], ids: Tensor) -> Batch:
     """``Batch.from_data_list([graph_i for i in ids])`` where graph ``i`` is rows
-    ``slices[key][i]:slices[key][i + 1]`` of every attribute, plus ``idx = i``."""
-    num_graphs = ids.numel()
+    ``slices[key][i]:slices[key][i + 1]`` of every attribute, plus ``idx = i``. Every tensor of the
+    batch is on the device of ``data``, ``slices`` and ``ids`` (which must agree)."""
+    num_graphs, device = ids.numel(), ids.device
     node_counts = slices["x"][ids + 1] - slices["x"][ids]
     node_offsets = cumsum(node_counts)
-    zeros = torch.zeros(num_graphs, dtype=torch.long)
+    zeros = torch.zeros(num_graphs, dtype=torch.long, device=device)
     out = Batch(_base_cls=Data)
     slice_dict: dict[str, Tensor] = {}
     inc_dict: dict[str, Tensor] = {}
@@ -85,8 +92,8 @@ def gather_batch(data: Data, slices: dict[str, Tensor], columns: Sequence[Column
         out[column.key] = value
         slice_dict[column.key] = cumsum(counts)
     out.idx = ids.clone()
-    slice_dict["idx"], inc_dict["idx"] = torch.arange(num_graphs + 1), zeros
-    out.batch = torch.repeat_interleave(torch.arange(num_graphs), node_counts)
+    slice_dict["idx"], inc_dict["idx"] = torch.arange(num_graphs + 1, device=device), zeros
+    out.batch = torch.repeat_interleave(torch.arange(num_graphs, device=device), node_counts, output_size=int(node_offsets[-1]))
     # the bookkeeping ``Batch.from_data_list`` writes (PyG has no public constructor for it), so that
     # ``get_example``/``index_select`` on the batch work as on PyG's own batches
     out.ptr = node_offsets
@@ -94,6 +101,24 @@ def gather_batch(data: Data, slices: dict[str, Tensor], columns: Sequence[Column
     out._slice_dict = slice_dict
     out._inc_dict = inc_dict
     return out
+
+
+@dataclass(frozen=True)
+class GraphIds:
+    """A mini-batch not yet gathered: the indices of its graphs in the whole dataset, in batch order."""
+
+    ids: Tensor
+
+
+class IdsCollater:
+    """The ``collate_fn`` of :func:`graph_loader` with ``ids_only``: positions in a store view -> the
+    :class:`GraphIds` of those graphs (the batch is gathered later, on the training device)."""
+
+    def __init__(self, store: GraphStore) -> None:
+        self.store = store
+
+    def __call__(self, positions: list[int]) -> GraphIds:
+        return GraphIds(self.store.graph_ids(positions))
 
 
 class StoreCollater:
@@ -107,13 +132,20 @@ class StoreCollater:
 
 
 def graph_loader(
-    store: GraphStore, batch_size: int, shuffle: bool, num_workers: int = 0, shard: Shard | None = None, seed: int = 0
+    store: GraphStore,
+    batch_size: int,
+    shuffle: bool,
+    num_workers: int = 0,
+    shard: Shard | None = None,
+    seed: int = 0,
+    ids_only: bool = False,
 ) -> DataLoader:
     """Mini-batches of ``store``: the same graphs in the same order as PyG's
     ``DataLoader(store, batch_size, shuffle)`` (the sampler draws positions alike), each batch
-    gathered in bulk by :meth:`GraphStore.batch`. In a data-parallel run (``shard``), this rank's
-    part only: a padded, ``seed``-ed permutation for training, an unpadded contiguous share for
-    evaluation (:mod:`graphbench.data.store.sharding`)."""
+    gathered in bulk by :meth:`GraphStore.batch`, or with ``ids_only`` left as its
+    :class:`GraphIds` for a :class:`~graphbench.data.store.device_store.DeviceStore` to gather. In a
+    data-parallel run (``shard``), this rank's part only: a padded, ``seed``-ed permutation for
+    training, an unpadded contiguous share for evaluation (:mod:`graphbench.data.store.sharding`)."""
     positions: Sequence[int] = range(len(store))
     sampler = None
     if shard is not None and shard.distributed:
@@ -128,5 +160,5 @@ def graph_loader(
         sampler=sampler,
         num_workers=num_workers,
         persistent_workers=num_workers > 0,
-        collate_fn=StoreCollater(store),
+        collate_fn=IdsCollater(store) if ids_only else StoreCollater(store),
     )

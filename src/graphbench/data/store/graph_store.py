@@ -51,11 +51,17 @@ class GraphStore(InMemoryDataset):
         ``Batch.from_data_list([self[p] for p in positions])``, gathered in bulk by
         :func:`~graphbench.data.store.batching.gather_batch` unless a transform or an attribute
         that only PyG's collate handles needs the per-graph path."""
+        plan = self.plan()
+        if plan is None or self.transform is not None:
+            return Batch.from_data_list([self[p] for p in positions])
+        return gather_batch(self.collated, self.slices, plan, self.graph_ids(positions))
+
+    def plan(self) -> list[Column] | None:
+        """How the bulk gather batches this store's attributes (built once, shared by the views);
+        ``None`` when only PyG's per-graph collate batches it correctly."""
         if not self._plan:
             self._plan.append(batching_plan(self.collated, self.slices))
-        if self._plan[0] is None or self.transform is not None:
-            return Batch.from_data_list([self[p] for p in positions])
-        return gather_batch(self.collated, self.slices, self._plan[0], self._graph_ids(positions))
+        return self._plan[0]
 
     def with_node_attributes(self, attributes: dict[str, Tensor]) -> GraphStore:
         """The same graphs (and transform) carrying also the node-level ``attributes``, each with one
@@ -68,7 +74,7 @@ class GraphStore(InMemoryDataset):
             data[key], slices[key] = value, self.slices["x"]
         return GraphStore(data, slices, self.transform)
 
-    def _graph_ids(self, positions: Sequence[int]) -> Tensor:
+    def graph_ids(self, positions: Sequence[int]) -> Tensor:
         """Positions in this view -> indices in the whole dataset."""
         chosen = torch.as_tensor(positions, dtype=torch.long)
         if self._indices is None:
