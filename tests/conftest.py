@@ -17,6 +17,9 @@ from omegaconf import DictConfig, open_dict
 import graphbench  # noqa: F401  registers graphbench's config resolvers (paths.data_dir's default), as run.py does
 from tests.paths import CONF, SHARED_DATA
 
+#: the real Peptides-func sample shared by the equivalence tests (fixtures ``peptide_sample``, ``peptide_graphs``)
+pytest_plugins = ["tests.peptide_sample"]
+
 os.environ.setdefault("WANDB_MODE", "offline")
 os.environ.setdefault("WANDB_SILENT", "true")
 #: set in the processes of pytest-xdist's workers

@@ -9,7 +9,9 @@ from torch_geometric.data import Data
 
 from graphbench.data.store.batching import GraphIds, graph_loader
 from graphbench.data.store.device_store import DeviceStore
+from graphbench.data.store.encodings import precompute_store
 from graphbench.data.store.graph_store import GraphStore
+from graphbench.transforms.rwse import RWSE
 from tests.data.store.test_batching import GRAPHS, assert_same_batch
 
 
@@ -54,3 +56,17 @@ def test_gathered_on_cuda_equals_the_cpu_batch() -> None:
     for name in ("_slice_dict", "_inc_dict"):
         for key, value in getattr(expected, name).items():
             assert torch.equal(getattr(batch, name)[key].cpu(), value), (name, key)
+
+
+@pytest.mark.real_data
+def test_real_peptide_batches_with_encodings_gathered_on_the_device_equal_the_cpu_batches(peptide_graphs: list[Data]) -> None:
+    store = precompute_store(GraphStore.from_list(peptide_graphs), RWSE(k=20))
+    view = store.index_select(torch.arange(1, len(peptide_graphs), 2))
+    on_device = DeviceStore(store, torch.device("cpu"))
+    torch.manual_seed(11)
+    ids = list(graph_loader(view, batch_size=32, shuffle=True, ids_only=True))
+    torch.manual_seed(11)
+    plain = list(graph_loader(view, batch_size=32, shuffle=True))
+    assert len(ids) == len(plain) == 5
+    for graph_ids, batch in zip(ids, plain):
+        assert_same_batch(on_device.batch(graph_ids.ids), batch)

@@ -1,4 +1,4 @@
-"""A spread-out sample of the real Peptides-func SMILES, shared by the equivalence tests."""
+"""A spread-out sample of the real Peptides-func SMILES, shared by the equivalence tests (a pytest plugin of the root conftest)."""
 
 from __future__ import annotations
 
