@@ -3,7 +3,10 @@ logger, progress bar and all) against a hand-written PyG loop that trains the id
 (``network_builder(cfg, info)`` at the same seed) with the same optimizer and loss on the same
 batches, and validates after every epoch as graphbench does. Both time an epoch from its start to
 the end of its last step, as ``results.json``'s ``time_per_epoch_s`` does (validation falls outside
-that span on both sides), and leave out the first epoch of a run (warm-up)."""
+that span on both sides), and leave out the first epoch of a run (warm-up). Each row's note splits
+the epoch into the network's forward passes, its backward passes and the rest, marked at the same
+points on both sides: where the framework's cost lands, including what its work between kernels
+does to the kernels that follow (caches, the thread pool)."""
 
 from __future__ import annotations
 
@@ -50,41 +53,95 @@ def workloads(quick: bool) -> list[Workload]:
     ]
 
 
+class NetworkClock:
+    """Wall seconds the network spends in its forward (training mode) and backward passes, summed
+    over an epoch's steps: the same marks on both contenders, so that what remains of an epoch's
+    span is everything else (loading, loss, metrics, ``zero_grad``, the optimizer step, the
+    framework's hooks and whatever the thread pool loses between kernels)."""
+
+    def __init__(self, network: torch.nn.Module) -> None:
+        self.forward_s = self.backward_s = 0.0
+        self._forward_start = self._backward_start = 0.0
+        network.register_forward_pre_hook(self._before_forward)
+        network.register_forward_hook(self._after_forward)
+
+    def _before_forward(self, module: torch.nn.Module, *args: Any) -> None:
+        if module.training:
+            self._forward_start = time.perf_counter()
+
+    def _after_forward(self, module: torch.nn.Module, *args: Any) -> None:
+        if module.training:
+            self.forward_s += time.perf_counter() - self._forward_start
+
+    def before_backward(self) -> None:
+        self._backward_start = time.perf_counter()
+
+    def after_backward(self) -> None:
+        self.backward_s += time.perf_counter() - self._backward_start
+
+    def take(self) -> tuple[float, float]:
+        """The epoch's forward and backward seconds; starts the next epoch's count."""
+        sums = (self.forward_s, self.backward_s)
+        self.forward_s = self.backward_s = 0.0
+        return sums
+
+
 class EpochClock(L.Callback):
     """Wall and process-CPU seconds of every training epoch, over the span ``ResourceTracker``
-    times (epoch start to the end of its last step); JSON to ``output`` when training ends."""
+    times (epoch start to the end of its last step), and the network's share of it
+    (:class:`NetworkClock`); JSON to ``output`` when training ends."""
 
     def __init__(self, output: str) -> None:
         self.output = Path(output)
-        self.wall_s: list[float] = []
-        self.cpu_s: list[float] = []
+        self.times: dict[str, list[float]] = {"wall_s": [], "cpu_s": [], "forward_s": [], "backward_s": []}
         self._start = self._last = (0.0, 0.0)
+        self._network: NetworkClock | None = None
+
+    def on_train_start(self, trainer: L.Trainer, pl_module: L.LightningModule) -> None:
+        self._network = NetworkClock(pl_module.network)
 
     def on_train_epoch_start(self, trainer: L.Trainer, pl_module: L.LightningModule) -> None:
+        assert self._network is not None
+        self._network.take()
         self._start = self._last = (time.perf_counter(), time.process_time())
+
+    def on_before_backward(self, trainer: L.Trainer, pl_module: L.LightningModule, loss: torch.Tensor) -> None:
+        assert self._network is not None
+        self._network.before_backward()
+
+    def on_after_backward(self, trainer: L.Trainer, pl_module: L.LightningModule) -> None:
+        assert self._network is not None
+        self._network.after_backward()
 
     def on_train_batch_end(self, trainer: L.Trainer, pl_module: L.LightningModule, *args: Any) -> None:
         self._last = (time.perf_counter(), time.process_time())
 
     def on_train_epoch_end(self, trainer: L.Trainer, pl_module: L.LightningModule) -> None:
-        self.wall_s.append(self._last[0] - self._start[0])
-        self.cpu_s.append(self._last[1] - self._start[1])
+        assert self._network is not None
+        self.times["wall_s"].append(self._last[0] - self._start[0])
+        self.times["cpu_s"].append(self._last[1] - self._start[1])
+        for key, value in zip(("forward_s", "backward_s"), self._network.take()):
+            self.times[key].append(value)
 
     def on_train_end(self, trainer: L.Trainer, pl_module: L.LightningModule) -> None:
-        self.output.write_text(json.dumps({"wall_s": self.wall_s, "cpu_s": self.cpu_s}))
+        self.output.write_text(json.dumps(self.times))
 
 
 @dataclass(frozen=True)
 class Measured:
-    wall_s: float  # mean wall seconds per training epoch, the first left out when there are more
-    cpu_s: float  # the same in process CPU seconds
+    """Means per training epoch, the first left out when there are more (allocator and cache warm-up)."""
+
+    wall_s: float
+    cpu_s: float
+    forward_s: float  # the network's forward passes (training mode)
+    backward_s: float  # the backward passes
     params: int
 
     @classmethod
-    def of(cls, wall_s: list[float], cpu_s: list[float], params: int) -> Measured:
-        """Steady state: the first epoch (allocator and cache warm-up) counts only if it is the only one."""
-        skip = 1 if len(wall_s) > 1 else 0
-        return cls(statistics.fmean(wall_s[skip:]), statistics.fmean(cpu_s[skip:]), params)
+    def of(cls, times: dict[str, list[float]], params: int) -> Measured:
+        skip = 1 if len(times["wall_s"]) > 1 else 0
+        mean = {key: statistics.fmean(times[key][skip:]) for key in ("wall_s", "cpu_s", "forward_s", "backward_s")}
+        return cls(**mean, params=params)
 
 
 def graphbench_epoch(ctx: Context, work: Workload, run_dir: Path) -> Measured:
@@ -97,8 +154,7 @@ def graphbench_epoch(ctx: Context, work: Workload, run_dir: Path) -> Measured:
         f"+callbacks.epoch_clock.output={clock}",
     ]
     results = train(compose_config(ctx, overrides, run_dir))
-    times = json.loads(clock.read_text())
-    return Measured.of(times["wall_s"], times["cpu_s"], int(results.num_params))
+    return Measured.of(json.loads(clock.read_text()), int(results.num_params))
 
 
 def hand_written_epoch(ctx: Context, work: Workload, run_dir: Path) -> Measured:
@@ -133,22 +189,45 @@ def hand_written_epoch(ctx: Context, work: Workload, run_dir: Path) -> Measured:
             out, y = out[mask], y[mask]
         return loss_fn(out, y.long().view(-1) if info.task_type == "multiclass" else y.float().view(out.shape))
 
-    wall, cpu = [], []
+    network = NetworkClock(model)
+    times: dict[str, list[float]] = {"wall_s": [], "cpu_s": [], "forward_s": [], "backward_s": []}
     for _ in range(work.epochs):
         model.train()
         start, cpu_start = time.perf_counter(), time.process_time()
         for batch in loaders["train"]:
             optimizer.zero_grad()
-            loss_of(batch, "train").backward()
+            loss = loss_of(batch, "train")
+            network.before_backward()
+            loss.backward()
+            network.after_backward()
             optimizer.step()
-        wall.append(time.perf_counter() - start)
-        cpu.append(time.process_time() - cpu_start)
+        times["wall_s"].append(time.perf_counter() - start)
+        times["cpu_s"].append(time.process_time() - cpu_start)
+        for key, value in zip(("forward_s", "backward_s"), network.take()):
+            times[key].append(value)
         model.eval()
         with torch.inference_mode():
             val_loss = sum(float(loss_of(batch, "val")) for batch in loaders["val"])
         if not math.isfinite(val_loss):
             raise AssertionError(f"{work.case}: the hand-written loop's validation loss is {val_loss}")
-    return Measured.of(wall, cpu, count_parameters(model))
+    return Measured.of(times, count_parameters(model))
+
+
+#: an epoch's span, split: the network's forward and backward passes, and everything else
+PARTS = ("network forward", "backward", "the rest")
+
+
+def split_epoch(runs: list[Measured]) -> dict[str, float]:
+    """Median over runs of each part of the epoch's span, in seconds."""
+    return {
+        "network forward": median([m.forward_s for m in runs]),
+        "backward": median([m.backward_s for m in runs]),
+        "the rest": median([m.wall_s - m.forward_s - m.backward_s for m in runs]),
+    }
+
+
+def fmt_ms(seconds: float) -> str:
+    return f"{seconds * 1e3:.2f} ms"
 
 
 def run(ctx: Context) -> list[Row]:
@@ -179,9 +258,11 @@ def run(ctx: Context) -> list[Row]:
         row.graphbench = fmt_s(median(wall["graphbench"]))
         row.reference = fmt_s(median(wall["hand"])) + " (hand-written loop)"
         row.figure = paired_ratio(wall["graphbench"], wall["hand"])
+        parts = {side: split_epoch(ms) for side, ms in runs.items()}
         row.note = (
             f"epochs per run: {work.epochs} (the first, warm-up, left out), interleaved runs: {ctx.repeats}, {params.pop():,} params; "
-            f"figure: median paired wall-time ratio; CPU-time ratio {cpu_ratio:.2f}x"
+            f"figure: median paired wall-time ratio; CPU-time ratio {cpu_ratio:.2f}x; per epoch, graphbench vs hand-written: "
+            + ", ".join(f"{part} {fmt_ms(parts['graphbench'][part])} vs {fmt_ms(parts['hand'][part])}" for part in PARTS)
         )
         rows.append(row)
     return rows
