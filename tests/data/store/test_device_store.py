@@ -22,18 +22,25 @@ def test_loader_with_ids_only_yields_the_dataset_indices_of_each_batch() -> None
     assert [b.ids.tolist() for b in batches] == [[11, 2], [7, 4], [0]]
 
 
+def assert_device_gather_equals_cpu_loader(store: GraphStore, view: GraphStore, batch_size: int, shuffle: bool) -> int:
+    """Every batch of ``view``'s loader equals the one gathered from ``store``'s DeviceStore (on the
+    CPU) by the ids its ``ids_only`` loader yields, both loaders seeded alike; returns the batch count."""
+    on_device = DeviceStore(store, torch.device("cpu"))
+    torch.manual_seed(3)
+    ids = list(graph_loader(view, batch_size=batch_size, shuffle=shuffle, ids_only=True))
+    torch.manual_seed(3)
+    plain = list(graph_loader(view, batch_size=batch_size, shuffle=shuffle))
+    assert len(ids) == len(plain)
+    for graph_ids, batch in zip(ids, plain):
+        assert_same_batch(on_device.batch(graph_ids.ids), batch)
+    return len(plain)
+
+
 @pytest.mark.parametrize("shuffle", [False, True])
 def test_gathered_from_the_device_store_equals_the_cpu_loaders_batches(shuffle: bool) -> None:
     store = GraphStore.from_list(GRAPHS * 5)
     view = store.index_select([3, 19, 0, 8, 12, 5, 1, 16, 9])
-    on_device = DeviceStore(store, torch.device("cpu"))
-    torch.manual_seed(3)
-    ids = list(graph_loader(view, batch_size=4, shuffle=shuffle, ids_only=True))
-    torch.manual_seed(3)
-    plain = list(graph_loader(view, batch_size=4, shuffle=shuffle))
-    assert len(ids) == len(plain) == 3
-    for graph_ids, batch in zip(ids, plain):
-        assert_same_batch(on_device.batch(graph_ids.ids), batch)
+    assert assert_device_gather_equals_cpu_loader(store, view, batch_size=4, shuffle=shuffle) == 3
 
 
 def test_a_store_the_bulk_gather_cannot_batch_is_refused() -> None:
@@ -62,11 +69,4 @@ def test_gathered_on_cuda_equals_the_cpu_batch() -> None:
 def test_real_peptide_batches_with_encodings_gathered_on_the_device_equal_the_cpu_batches(peptide_graphs: list[Data]) -> None:
     store = precompute_store(GraphStore.from_list(peptide_graphs), RWSE(k=20))
     view = store.index_select(torch.arange(1, len(peptide_graphs), 2))
-    on_device = DeviceStore(store, torch.device("cpu"))
-    torch.manual_seed(11)
-    ids = list(graph_loader(view, batch_size=32, shuffle=True, ids_only=True))
-    torch.manual_seed(11)
-    plain = list(graph_loader(view, batch_size=32, shuffle=True))
-    assert len(ids) == len(plain) == 5
-    for graph_ids, batch in zip(ids, plain):
-        assert_same_batch(on_device.batch(graph_ids.ids), batch)
+    assert assert_device_gather_equals_cpu_loader(store, view, batch_size=32, shuffle=True) == 5
