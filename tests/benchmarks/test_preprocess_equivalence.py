@@ -11,7 +11,7 @@ from rdkit import Chem
 from benchmarks.peptides import reference_collate
 from graphbench.data.sources.mol_pickle import OK, read_pickles
 from graphbench.data.sources.molecules import featurize_smiles
-from tests.benchmarks.conftest import NUM_SMILES
+from tests.peptide_sample import NUM_SMILES
 
 
 @pytest.mark.real_data
