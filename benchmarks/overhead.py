@@ -79,11 +79,15 @@ class NetworkClock:
     def after_backward(self) -> None:
         self.backward_s += time.perf_counter() - self._backward_start
 
-    def take(self) -> tuple[float, float]:
+    def take(self) -> dict[str, float]:
         """The epoch's forward and backward seconds; starts the next epoch's count."""
-        sums = (self.forward_s, self.backward_s)
+        sums = {"forward_s": self.forward_s, "backward_s": self.backward_s}
         self.forward_s = self.backward_s = 0.0
         return sums
+
+
+#: what both contenders record for every training epoch, in seconds
+TIMED = ("wall_s", "cpu_s", "forward_s", "backward_s")
 
 
 class EpochClock(L.Callback):
@@ -93,7 +97,7 @@ class EpochClock(L.Callback):
 
     def __init__(self, output: str) -> None:
         self.output = Path(output)
-        self.times: dict[str, list[float]] = {"wall_s": [], "cpu_s": [], "forward_s": [], "backward_s": []}
+        self.times: dict[str, list[float]] = {key: [] for key in TIMED}
         self._start = self._last = (0.0, 0.0)
         self._network: NetworkClock | None = None
 
@@ -120,7 +124,7 @@ class EpochClock(L.Callback):
         assert self._network is not None
         self.times["wall_s"].append(self._last[0] - self._start[0])
         self.times["cpu_s"].append(self._last[1] - self._start[1])
-        for key, value in zip(("forward_s", "backward_s"), self._network.take()):
+        for key, value in self._network.take().items():
             self.times[key].append(value)
 
     def on_train_end(self, trainer: L.Trainer, pl_module: L.LightningModule) -> None:
@@ -140,7 +144,7 @@ class Measured:
     @classmethod
     def of(cls, times: dict[str, list[float]], params: int) -> Measured:
         skip = 1 if len(times["wall_s"]) > 1 else 0
-        mean = {key: statistics.fmean(times[key][skip:]) for key in ("wall_s", "cpu_s", "forward_s", "backward_s")}
+        mean = {key: statistics.fmean(times[key][skip:]) for key in TIMED}
         return cls(**mean, params=params)
 
 
@@ -190,7 +194,7 @@ def hand_written_epoch(ctx: Context, work: Workload, run_dir: Path) -> Measured:
         return loss_fn(out, y.long().view(-1) if info.task_type == "multiclass" else y.float().view(out.shape))
 
     network = NetworkClock(model)
-    times: dict[str, list[float]] = {"wall_s": [], "cpu_s": [], "forward_s": [], "backward_s": []}
+    times: dict[str, list[float]] = {key: [] for key in TIMED}
     for _ in range(work.epochs):
         model.train()
         start, cpu_start = time.perf_counter(), time.process_time()
@@ -203,7 +207,7 @@ def hand_written_epoch(ctx: Context, work: Workload, run_dir: Path) -> Measured:
             optimizer.step()
         times["wall_s"].append(time.perf_counter() - start)
         times["cpu_s"].append(time.process_time() - cpu_start)
-        for key, value in zip(("forward_s", "backward_s"), network.take()):
+        for key, value in network.take().items():
             times[key].append(value)
         model.eval()
         with torch.inference_mode():
@@ -213,12 +217,9 @@ def hand_written_epoch(ctx: Context, work: Workload, run_dir: Path) -> Measured:
     return Measured.of(times, count_parameters(model))
 
 
-#: an epoch's span, split: the network's forward and backward passes, and everything else
-PARTS = ("network forward", "backward", "the rest")
-
-
 def split_epoch(runs: list[Measured]) -> dict[str, float]:
-    """Median over runs of each part of the epoch's span, in seconds."""
+    """Median over runs of each part of the epoch's span, in seconds: the network's forward and
+    backward passes, and everything else."""
     return {
         "network forward": median([m.forward_s for m in runs]),
         "backward": median([m.backward_s for m in runs]),
@@ -262,7 +263,9 @@ def run(ctx: Context) -> list[Row]:
         row.note = (
             f"epochs per run: {work.epochs} (the first, warm-up, left out), interleaved runs: {ctx.repeats}, {params.pop():,} params; "
             f"figure: median paired wall-time ratio; CPU-time ratio {cpu_ratio:.2f}x; per epoch, graphbench vs hand-written: "
-            + ", ".join(f"{part} {fmt_ms(parts['graphbench'][part])} vs {fmt_ms(parts['hand'][part])}" for part in PARTS)
+            + ", ".join(
+                f"{part} {fmt_ms(parts['graphbench'][part])} vs {fmt_ms(parts['hand'][part])}" for part in parts["graphbench"]
+            )
         )
         rows.append(row)
     return rows
