@@ -104,6 +104,22 @@ def test_graph_level_steps_use_every_graph_and_its_dataset_index() -> None:
     assert torch.equal(task.test_step(batch, 0)["index"], torch.tensor([0, 1]))
 
 
+def test_a_batch_whose_loss_is_nan_makes_the_epoch_loss_nan() -> None:
+    """The epoch's loss is the batch-size-weighted mean of every batch's, a NaN one included (it is
+    what DivergenceGuard stops on), not the mean of the finite ones."""
+    task = module("graph", "regression", 1)
+    batches = []
+    for out in (1.5, float("nan"), 4.0):
+        batch = Batch.from_data_list([Data(x=torch.zeros(1, 1), y=torch.tensor([[1.0]]), num_nodes=1)])
+        batch.out = torch.tensor([[out]])
+        batches.append(batch)
+    task.validation_step(batches[0], 0)
+    task.validation_step(batches[2], 2)
+    assert float(task.losses["val_loss"].compute()) == (0.5 + 3.0) / 2
+    task.validation_step(batches[1], 1)
+    assert torch.isnan(task.losses["val_loss"].compute())
+
+
 class Scaled(nn.Module):
     """``w * out``: one parameter, whose gradient the loss fixes."""
 

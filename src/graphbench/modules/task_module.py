@@ -23,9 +23,9 @@ class GraphTaskModule(L.LightningModule):
     examples of the batch (targets as class indices for multiclass tasks, else float in the outputs'
     shape).
 
-    Logs ``{split}/loss`` (the batch-size-weighted mean over the epoch) and ``{split}/{metric}`` each
-    epoch and ``val/{metric}_best``; nothing is logged per step, since ``self.log`` costs about a
-    millisecond a call, a few percent of a small full-batch step. ``test_step`` returns the batch's raw
+    Logs ``{split}/loss`` (the batch-size-weighted mean over the epoch; NaN if any batch's loss was)
+    and ``{split}/{metric}`` each epoch and ``val/{metric}_best``; nothing is logged per step, since
+    ``self.log`` costs about a millisecond a call, a few percent of a small full-batch step. ``test_step`` returns the batch's raw
     outputs, targets and dataset indices (``y_pred``, ``y_true``, ``index``) for
     :class:`graphbench.callbacks.predictions.TestPredictions`; the epoch history is kept by
     :class:`graphbench.callbacks.history.EpochHistory`.
@@ -48,7 +48,10 @@ class GraphTaskModule(L.LightningModule):
         self.scheduler_factory = scheduler
         # keys carry a suffix: "train" would clash with nn.Module.train
         self.metrics = nn.ModuleDict({f"{split}_metric": make_metric(info) for split in SPLITS})
-        self.losses = nn.ModuleDict({f"{split}_loss": MeanMetric() for split in SPLITS})
+        # nan_strategy="disable": a batch whose loss is NaN makes the epoch's loss NaN (what
+        # DivergenceGuard stops on); the default "warn" drops that batch from the mean with a warning
+        # and would report a finite loss for an epoch that was not
+        self.losses = nn.ModuleDict({f"{split}_loss": MeanMetric(nan_strategy="disable") for split in SPLITS})
         self.val_best = MaxMetric() if info.higher_is_better else MinMetric()
         self.val_best.persistent(True)  # in the checkpoint, so a resumed run keeps its best-so-far
         self.stop_below_lr: float | None = None
