@@ -6,7 +6,10 @@ the end of its last step, as ``results.json``'s ``time_per_epoch_s`` does (valid
 that span on both sides), and leave out the first epoch of a run (warm-up). Each row's note splits
 the epoch into the network's forward passes, its backward passes and the rest, marked at the same
 points on both sides: where the framework's cost lands, including what its work between kernels
-does to the kernels that follow (caches, the thread pool)."""
+does to the kernels that follow (caches, the thread pool). The note also gives what follows an
+epoch's last step until the next epoch starts (the last epoch: until training ends): validation,
+the epoch's figures, logging and checkpoints, which the per-epoch figure leaves out on both sides
+and which a run pays all the same."""
 
 from __future__ import annotations
 
@@ -86,28 +89,39 @@ class NetworkClock:
         return sums
 
 
-#: what both contenders record for every training epoch, in seconds
-TIMED = ("wall_s", "cpu_s", "forward_s", "backward_s")
+#: what both contenders record for every training epoch, in seconds; ``after_s`` runs from the end of
+#: the epoch's last step to the next epoch's start (or the end of training)
+TIMED = ("wall_s", "cpu_s", "forward_s", "backward_s", "after_s")
 
 
 class EpochClock(L.Callback):
     """Wall and process-CPU seconds of every training epoch, over the span ``ResourceTracker``
-    times (epoch start to the end of its last step), and the network's share of it
-    (:class:`NetworkClock`); JSON to ``output`` when training ends."""
+    times (epoch start to the end of its last step), the network's share of it
+    (:class:`NetworkClock`), and the wall seconds from its last step to the next epoch's start (or
+    the end of training); JSON to ``output`` when training ends. Registered last, so that every
+    other callback's epoch-start hooks fall before the epoch's start and its batch-end hooks
+    before the step's end."""
 
     def __init__(self, output: str) -> None:
         self.output = Path(output)
         self.times: dict[str, list[float]] = {key: [] for key in TIMED}
         self._start = self._last = (0.0, 0.0)
         self._network: NetworkClock | None = None
+        self._epoch_open = False  # an epoch has ended whose after_s is not yet recorded
 
     def on_train_start(self, trainer: L.Trainer, pl_module: L.LightningModule) -> None:
         self._network = NetworkClock(pl_module.network)
 
     def on_train_epoch_start(self, trainer: L.Trainer, pl_module: L.LightningModule) -> None:
         assert self._network is not None
+        self._close_epoch()
         self._network.take()
         self._start = self._last = (time.perf_counter(), time.process_time())
+
+    def _close_epoch(self) -> None:
+        if self._epoch_open:
+            self.times["after_s"].append(time.perf_counter() - self._last[0])
+            self._epoch_open = False
 
     def on_before_backward(self, trainer: L.Trainer, pl_module: L.LightningModule, loss: torch.Tensor) -> None:
         assert self._network is not None
@@ -126,8 +140,10 @@ class EpochClock(L.Callback):
         self.times["cpu_s"].append(self._last[1] - self._start[1])
         for key, value in self._network.take().items():
             self.times[key].append(value)
+        self._epoch_open = True
 
     def on_train_end(self, trainer: L.Trainer, pl_module: L.LightningModule) -> None:
+        self._close_epoch()
         self.output.write_text(json.dumps(self.times))
 
 
@@ -139,6 +155,7 @@ class Measured:
     cpu_s: float
     forward_s: float  # the network's forward passes (training mode)
     backward_s: float  # the backward passes
+    after_s: float  # from the epoch's last step to the next epoch's start (validation included)
     params: int
 
     @classmethod
@@ -205,7 +222,8 @@ def hand_written_epoch(ctx: Context, work: Workload, run_dir: Path) -> Measured:
             loss.backward()
             network.after_backward()
             optimizer.step()
-        times["wall_s"].append(time.perf_counter() - start)
+        end = time.perf_counter()
+        times["wall_s"].append(end - start)
         times["cpu_s"].append(time.process_time() - cpu_start)
         for key, value in network.take().items():
             times[key].append(value)
@@ -214,6 +232,7 @@ def hand_written_epoch(ctx: Context, work: Workload, run_dir: Path) -> Measured:
             val_loss = sum(float(loss_of(batch, "val")) for batch in loaders["val"])
         if not math.isfinite(val_loss):
             raise AssertionError(f"{work.case}: the hand-written loop's validation loss is {val_loss}")
+        times["after_s"].append(time.perf_counter() - end)
     return Measured.of(times, count_parameters(model))
 
 
@@ -225,6 +244,12 @@ def split_epoch(runs: list[Measured]) -> dict[str, float]:
         "backward": median([m.backward_s for m in runs]),
         "the rest": median([m.wall_s - m.forward_s - m.backward_s for m in runs]),
     }
+
+
+def whole_epochs(runs: list[Measured]) -> list[float]:
+    """Each run's epoch span plus what follows it until the next epoch: the time a run takes per
+    epoch, validation included."""
+    return [m.wall_s + m.after_s for m in runs]
 
 
 def fmt_ms(seconds: float) -> str:
@@ -260,12 +285,17 @@ def run(ctx: Context) -> list[Row]:
         row.reference = fmt_s(median(wall["hand"])) + " (hand-written loop)"
         row.figure = paired_ratio(wall["graphbench"], wall["hand"])
         parts = {side: split_epoch(ms) for side, ms in runs.items()}
+        whole = {side: whole_epochs(ms) for side, ms in runs.items()}
         row.note = (
             f"epochs per run: {work.epochs} (the first, warm-up, left out), interleaved runs: {ctx.repeats}, {params.pop():,} params; "
             f"figure: median paired wall-time ratio; CPU-time ratio {cpu_ratio:.2f}x; per epoch, graphbench vs hand-written: "
             + ", ".join(
                 f"{part} {fmt_ms(parts['graphbench'][part])} vs {fmt_ms(parts['hand'][part])}" for part in parts["graphbench"]
             )
+            + f"; after the last step until the next epoch (validation, the epoch's figures, logging, checkpoints): "
+            f"{fmt_ms(median([m.after_s for m in runs['graphbench']]))} vs {fmt_ms(median([m.after_s for m in runs['hand']]))}, "
+            f"so a whole epoch takes {fmt_ms(median(whole['graphbench']))} vs {fmt_ms(median(whole['hand']))} "
+            f"({paired_ratio(whole['graphbench'], whole['hand']):.2f}x)"
         )
         rows.append(row)
     return rows
