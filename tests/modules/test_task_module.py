@@ -131,6 +131,38 @@ class Scaled(nn.Module):
         return self.w * batch.out
 
 
+def test_one_validation_batch_whose_loss_is_nan_stops_the_run(tmp_path: Path) -> None:
+    """Through Lightning: a finite validation loss on two batches and NaN on a third is a diverged run."""
+    import lightning as L
+    from torch.utils.data import DataLoader
+
+    from graphbench.callbacks.divergence import Diverged, DivergenceGuard
+
+    def batch(out: float) -> Batch:
+        graph = Batch.from_data_list([Data(x=torch.zeros(1, 1), y=torch.tensor([[1.0]]), num_nodes=1)])
+        graph.out = torch.tensor([[out]])
+        return graph
+
+    info = DatasetInfo("toy", "graph", "regression", 1, "mae", False, FeatureSpec("dense", 1), None)
+    task = GraphTaskModule(Scaled(), info, lambda params: torch.optim.SGD(params, lr=0.0), loss=nn.L1Loss())
+    trainer = L.Trainer(
+        max_epochs=2,
+        num_sanity_val_steps=0,
+        logger=False,
+        enable_checkpointing=False,
+        enable_progress_bar=False,
+        enable_model_summary=False,
+        callbacks=[DivergenceGuard()],
+        default_root_dir=tmp_path,
+    )
+
+    def loader(outs: list[float]) -> DataLoader:
+        return DataLoader([batch(out) for out in outs], batch_size=None, collate_fn=lambda b: b)
+
+    with pytest.raises(Diverged, match="the validation loss is not finite at epoch 0"):
+        trainer.fit(task, train_dataloaders=loader([2.0]), val_dataloaders=loader([1.5, float("nan"), 4.0]))
+
+
 @pytest.mark.parametrize(("clip", "algorithm"), [(None, None), (0.0, None), (0.01, "norm"), (0.01, "value"), (100.0, "norm")])
 def test_one_sgd_step_moves_the_weight_by_the_gradient_clipped_as_configured(
     tmp_path: Path, clip: float | None, algorithm: str | None
