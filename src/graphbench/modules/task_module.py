@@ -25,8 +25,9 @@ class GraphTaskModule(L.LightningModule):
 
     Logs ``{split}/loss`` (the batch-size-weighted mean over the epoch; NaN if any batch's loss was)
     and ``{split}/{metric}`` each epoch and ``val/{metric}_best``; nothing is logged per step, since
-    ``self.log`` costs about a millisecond a call, a few percent of a small full-batch step. ``test_step`` returns the batch's raw
-    outputs, targets and dataset indices (``y_pred``, ``y_true``, ``index``) for
+    ``self.log`` costs about a millisecond a call, a few percent of a small full-batch step.
+    ``test_step`` returns the batch's raw outputs, targets and dataset indices (``y_pred``,
+    ``y_true``, ``index``) for
     :class:`graphbench.callbacks.predictions.TestPredictions`; the epoch history is kept by
     :class:`graphbench.callbacks.history.EpochHistory`.
     """
