@@ -104,15 +104,18 @@ def test_graph_level_steps_use_every_graph_and_its_dataset_index() -> None:
     assert torch.equal(task.test_step(batch, 0)["index"], torch.tensor([0, 1]))
 
 
+def one_graph_batch(out: float) -> Batch:
+    """A batch of one one-node graph with target 1 whose network output is ``out``."""
+    batch = Batch.from_data_list([Data(x=torch.zeros(1, 1), y=torch.tensor([[1.0]]), num_nodes=1)])
+    batch.out = torch.tensor([[out]])
+    return batch
+
+
 def test_a_batch_whose_loss_is_nan_makes_the_epoch_loss_nan() -> None:
     """The epoch's loss is the batch-size-weighted mean of every batch's, a NaN one included (it is
     what DivergenceGuard stops on), not the mean of the finite ones."""
     task = module("graph", "regression", 1)
-    batches = []
-    for out in (1.5, float("nan"), 4.0):
-        batch = Batch.from_data_list([Data(x=torch.zeros(1, 1), y=torch.tensor([[1.0]]), num_nodes=1)])
-        batch.out = torch.tensor([[out]])
-        batches.append(batch)
+    batches = [one_graph_batch(out) for out in (1.5, float("nan"), 4.0)]
     task.validation_step(batches[0], 0)
     task.validation_step(batches[2], 2)
     assert float(task.losses["val_loss"].compute()) == (0.5 + 3.0) / 2
@@ -138,11 +141,6 @@ def test_one_validation_batch_whose_loss_is_nan_stops_the_run(tmp_path: Path) ->
 
     from graphbench.callbacks.divergence import Diverged, DivergenceGuard
 
-    def batch(out: float) -> Batch:
-        graph = Batch.from_data_list([Data(x=torch.zeros(1, 1), y=torch.tensor([[1.0]]), num_nodes=1)])
-        graph.out = torch.tensor([[out]])
-        return graph
-
     info = DatasetInfo("toy", "graph", "regression", 1, "mae", False, FeatureSpec("dense", 1), None)
     task = GraphTaskModule(Scaled(), info, lambda params: torch.optim.SGD(params, lr=0.0), loss=nn.L1Loss())
     trainer = L.Trainer(
@@ -157,7 +155,7 @@ def test_one_validation_batch_whose_loss_is_nan_stops_the_run(tmp_path: Path) ->
     )
 
     def loader(outs: list[float]) -> DataLoader:
-        return DataLoader([batch(out) for out in outs], batch_size=None, collate_fn=lambda b: b)
+        return DataLoader([one_graph_batch(out) for out in outs], batch_size=None, collate_fn=lambda b: b)
 
     with pytest.raises(Diverged, match="the validation loss is not finite at epoch 0"):
         trainer.fit(task, train_dataloaders=loader([2.0]), val_dataloaders=loader([1.5, float("nan"), 4.0]))
