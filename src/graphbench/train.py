@@ -22,6 +22,7 @@ from lightning.pytorch.callbacks import ModelCheckpoint
 from omegaconf import DictConfig, OmegaConf
 from torch import nn
 
+from graphbench import result_moves
 from graphbench.budget import solve_width
 from graphbench.callbacks.divergence import DivergenceGuard
 from graphbench.callbacks.history import EpochHistory
@@ -192,6 +193,7 @@ def _fit_and_test(
     trainer_cfg["use_distributed_sampler"] = False
     # a profiler chosen in the config (++trainer.profiler=simple) is kept; without one, the quiet default
     default_profiler = {} if trainer_cfg.get("profiler") else {"profiler": QuietProfiler()}
+    result_moves.install()  # self.log without Lightning's per-call walk over each logged result
     history = EpochHistory(checkpoint, info.monitor, echo=not progress_bar)
     tracker = ResourceTracker()
     predictions = TestPredictions()
