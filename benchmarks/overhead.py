@@ -12,7 +12,10 @@ the epoch's figures, logging and checkpoints, which the per-epoch figure leaves 
 and which a run pays all the same. A third contender, the loop kept busy after each validation for
 as long as graphbench's epoch end outlasts the loop's (a wait that touches no data), shows how much
 of the gap that time alone causes in the epoch that follows: the caches and thread pool the next
-epoch starts with age with the time since the data was last touched."""
+epoch starts with age with the time since the data was last touched. A fourth, Lightning alone (the
+loop's loss as the only work of a LightningModule's steps, under a Trainer with no logger, callbacks
+or checkpoints), is the floor of any platform built on Lightning's loop: the gap between it and the
+loop is Lightning's, the rest graphbench's."""
 
 from __future__ import annotations
 
@@ -27,6 +30,7 @@ from typing import Any
 
 import lightning as L
 import torch
+from torch.utils.data import DataLoader
 from torch_geometric.data import Batch
 
 from benchmarks.common import QUICK_CYCLES, Context, Row, Target, compose_config, fmt_s, interleaved, median, paired_ratio, slug
@@ -189,15 +193,22 @@ def busy_wait(seconds: float) -> None:
         pass
 
 
-def hand_written_epoch(ctx: Context, work: Workload, run_dir: Path, pause_s: float = 0.0) -> Measured:
-    """The same network, optimizer, loss and batches in a plain PyTorch loop: over graphbench's
-    DataLoader for graph-level tasks (so the reference gets graphbench's bulk batching too and the
-    figure isolates the framework), over the one graph for full-batch node classification.
+@dataclass
+class Recipe:
+    """What both plain contenders train: graphbench's network at the run's seed, its optimizer and the
+    dataset's loss, over the same batches."""
 
-    Like graphbench (and PyG's own examples), the loop evaluates the validation split after every
-    training epoch, outside the timed span: what runs between two epochs leaves its mark on the
-    caches and thread pool the next epoch starts with, so a loop that never validated would not be
-    the experiment graphbench runs. With ``pause_s`` it then waits that long (:func:`busy_wait`)."""
+    model: torch.nn.Module
+    optimizer: torch.optim.Optimizer
+    loaders: dict[str, Iterable[Batch]]
+    loss_of: Callable[[Batch, str], torch.Tensor]  # (batch, split) -> the loss over the split's examples
+
+
+def recipe(ctx: Context, work: Workload, run_dir: Path) -> Recipe:
+    """The network (``network_builder(cfg, info)`` at the same seed as ``train``), optimizer and loss of
+    the workload's config, over graphbench's DataLoaders for graph-level tasks (so the plain contenders
+    get graphbench's bulk batching too and the figure isolates the framework), over the one graph for
+    full-batch node classification."""
     cfg = compose_config(ctx, work.overrides, run_dir)
     L.seed_everything(cfg.seed, workers=True, verbose=False)
     datamodule = build_datamodule(cfg)
@@ -221,6 +232,18 @@ def hand_written_epoch(ctx: Context, work: Workload, run_dir: Path, pause_s: flo
             out, y = out[mask], y[mask]
         return loss_fn(out, y.long().view(-1) if info.task_type == "multiclass" else y.float().view(out.shape))
 
+    return Recipe(model, optimizer, loaders, loss_of)
+
+
+def hand_written_epoch(ctx: Context, work: Workload, run_dir: Path, pause_s: float = 0.0) -> Measured:
+    """The :func:`recipe` in a plain PyTorch loop.
+
+    Like graphbench (and PyG's own examples), the loop evaluates the validation split after every
+    training epoch, outside the timed span: what runs between two epochs leaves its mark on the
+    caches and thread pool the next epoch starts with, so a loop that never validated would not be
+    the experiment graphbench runs. With ``pause_s`` it then waits that long (:func:`busy_wait`)."""
+    plain = recipe(ctx, work, run_dir)
+    model, optimizer, loaders, loss_of = plain.model, plain.optimizer, plain.loaders, plain.loss_of
     network = NetworkClock(model)
     times: dict[str, list[float]] = {key: [] for key in TIMED}
     for _ in range(work.epochs):
@@ -246,6 +269,48 @@ def hand_written_epoch(ctx: Context, work: Workload, run_dir: Path, pause_s: flo
         busy_wait(pause_s)
         times["after_s"].append(time.perf_counter() - end)
     return Measured.of(times, count_parameters(model))
+
+
+class LossOnly(L.LightningModule):
+    """The smallest LightningModule of the :func:`recipe`: its steps compute the loss and nothing else
+    (no metrics, no logging)."""
+
+    def __init__(self, plain: Recipe) -> None:
+        super().__init__()
+        self.network = plain.model
+        self.plain = plain
+
+    def training_step(self, batch: Batch, batch_idx: int) -> torch.Tensor:
+        return self.plain.loss_of(batch, "train")
+
+    def validation_step(self, batch: Batch, batch_idx: int) -> None:
+        self.plain.loss_of(batch, "val")
+
+    def configure_optimizers(self) -> torch.optim.Optimizer:
+        return self.plain.optimizer
+
+
+def lightning_alone_epoch(ctx: Context, work: Workload, run_dir: Path) -> Measured:
+    """The :func:`recipe` as :class:`LossOnly` under a ``Trainer`` with Lightning's defaults but no
+    logger, checkpoints, progress bar or model summary: what Lightning's own loop costs, the floor of
+    any platform built on it. Timed by :class:`EpochClock`, its only callback. The one graph of a
+    full-batch task is served by a ``DataLoader`` (Lightning takes a list for several loaders)."""
+    plain = recipe(ctx, work, run_dir)
+    if isinstance(plain.loaders["train"], list):
+        plain.loaders = {split: DataLoader(graphs, batch_size=None) for split, graphs in plain.loaders.items()}
+    run_dir.mkdir(parents=True, exist_ok=True)
+    clock = EpochClock(str(run_dir / "epoch_clock.json"))
+    trainer = L.Trainer(
+        max_epochs=work.epochs,
+        callbacks=[clock],
+        logger=False,
+        enable_checkpointing=False,
+        enable_progress_bar=False,
+        enable_model_summary=False,
+        default_root_dir=run_dir,
+    )
+    trainer.fit(LossOnly(plain), plain.loaders["train"], plain.loaders["val"])
+    return Measured.of(clock.times, count_parameters(plain.model))
 
 
 def split_epoch(runs: list[Measured]) -> dict[str, float]:
@@ -276,7 +341,7 @@ def run(ctx: Context) -> list[Row]:
             row.skipped = f"no raw files at {ctx.data_dir / work.raw}"
             rows.append(row)
             continue
-        runs: dict[str, list[Measured]] = {"graphbench": [], "hand": [], "paced": []}
+        runs: dict[str, list[Measured]] = {"graphbench": [], "hand": [], "paced": [], "lightning": []}
 
         def contender(name: str, fn: Callable[[Context, Workload, Path], Measured]) -> Callable[[], float]:
             def call() -> float:
@@ -297,6 +362,7 @@ def run(ctx: Context) -> list[Row]:
                 "graphbench": contender("graphbench", graphbench_epoch),
                 "hand": contender("hand", hand_written_epoch),
                 "paced": contender("paced", paced),
+                "lightning": contender("lightning", lightning_alone_epoch),
             },
             ctx.repeats,
         )
@@ -321,7 +387,9 @@ def run(ctx: Context) -> list[Row]:
             f"({paired_ratio(whole['graphbench'], whole['hand']):.2f}x); the loop kept busy "
             f"{fmt_ms(median([p.after_s - h.after_s for p, h in zip(runs['paced'], runs['hand'])]))} longer after each "
             f"validation, as long as graphbench's epoch end: its epoch {fmt_ms(median(wall['paced']))} "
-            f"({paired_ratio(wall['paced'], wall['hand']):.2f}x the unpaced loop's)"
+            f"({paired_ratio(wall['paced'], wall['hand']):.2f}x the unpaced loop's); Lightning alone (the loop's "
+            f"loss in a LightningModule without metrics, logging, callbacks or checkpoints): its epoch "
+            f"{fmt_ms(median(wall['lightning']))} ({paired_ratio(wall['lightning'], wall['hand']):.2f}x the loop's)"
         )
         rows.append(row)
     return rows

@@ -62,7 +62,14 @@ def test_quick_run_prints_every_row(tmp_path: Path) -> None:
         if row[0].startswith("overhead") and not verdict.startswith("skipped"):  # the split of an epoch and what follows it
             assert all(
                 part in row[7]
-                for part in ("network forward", "the rest", "after the last step", "a whole epoch takes", "kept busy")
+                for part in (
+                    "network forward",
+                    "the rest",
+                    "after the last step",
+                    "a whole epoch takes",
+                    "kept busy",
+                    "Lightning alone",
+                )
             ), row
     assert (tmp_path / "table.md").read_text().startswith(lines[0])
     assert "python -m benchmarks --quick" in done.stdout
