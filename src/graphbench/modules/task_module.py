@@ -25,7 +25,8 @@ class GraphTaskModule(L.LightningModule):
 
     Logs ``{split}/loss`` (the batch-size-weighted mean over the epoch; NaN if any batch's loss was)
     and ``{split}/{metric}`` each epoch and ``val/{metric}_best``; nothing is logged per step, since
-    ``self.log`` costs about a millisecond a call, a few percent of a small full-batch step.
+    each ``self.log`` costs ~0.1 ms of Lightning's bookkeeping (more without
+    :mod:`graphbench.result_moves`), a percent of a small full-batch step.
     ``test_step`` returns the batch's raw outputs, targets and dataset indices (``y_pred``,
     ``y_true``, ``index``) for
     :class:`graphbench.callbacks.predictions.TestPredictions`; the epoch history is kept by
