@@ -5,11 +5,14 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import lightning as L
 import pytest
 import torch
 from torch import Tensor, nn
+from torch.utils.data import DataLoader
 from torch_geometric.data import Batch, Data
 
+from graphbench.callbacks.divergence import Diverged, DivergenceGuard
 from graphbench.info import DatasetInfo, FeatureSpec
 from graphbench.modules.task_module import GraphTaskModule
 
@@ -111,6 +114,11 @@ def one_graph_batch(out: float) -> Batch:
     return batch
 
 
+def loader_of(batches: list[Batch]) -> DataLoader:
+    """A DataLoader that yields the given batches as they are."""
+    return DataLoader(batches, batch_size=None, collate_fn=lambda b: b)
+
+
 def test_a_batch_whose_loss_is_nan_makes_the_epoch_loss_nan() -> None:
     """The epoch's loss is the batch-size-weighted mean of every batch's, a NaN one included (it is
     what DivergenceGuard stops on), not the mean of the finite ones."""
@@ -136,11 +144,6 @@ class Scaled(nn.Module):
 
 def test_one_validation_batch_whose_loss_is_nan_stops_the_run(tmp_path: Path) -> None:
     """Through Lightning: a finite validation loss on two batches and NaN on a third is a diverged run."""
-    import lightning as L
-    from torch.utils.data import DataLoader
-
-    from graphbench.callbacks.divergence import Diverged, DivergenceGuard
-
     info = DatasetInfo("toy", "graph", "regression", 1, "mae", False, FeatureSpec("dense", 1), None)
     task = GraphTaskModule(Scaled(), info, lambda params: torch.optim.SGD(params, lr=0.0), loss=nn.L1Loss())
     trainer = L.Trainer(
@@ -153,21 +156,18 @@ def test_one_validation_batch_whose_loss_is_nan_stops_the_run(tmp_path: Path) ->
         callbacks=[DivergenceGuard()],
         default_root_dir=tmp_path,
     )
-
-    def loader(outs: list[float]) -> DataLoader:
-        return DataLoader([one_graph_batch(out) for out in outs], batch_size=None, collate_fn=lambda b: b)
-
     with pytest.raises(Diverged, match="the validation loss is not finite at epoch 0"):
-        trainer.fit(task, train_dataloaders=loader([2.0]), val_dataloaders=loader([1.5, float("nan"), 4.0]))
+        trainer.fit(
+            task,
+            train_dataloaders=loader_of([one_graph_batch(2.0)]),
+            val_dataloaders=loader_of([one_graph_batch(out) for out in (1.5, float("nan"), 4.0)]),
+        )
 
 
 @pytest.mark.parametrize(("clip", "algorithm"), [(None, None), (0.0, None), (0.01, "norm"), (0.01, "value"), (100.0, "norm")])
 def test_one_sgd_step_moves_the_weight_by_the_gradient_clipped_as_configured(
     tmp_path: Path, clip: float | None, algorithm: str | None
 ) -> None:
-    import lightning as L
-    from torch.utils.data import DataLoader
-
     batch = node_batch()
     gradient = torch.autograd.functional.jacobian(
         lambda w: nn.functional.cross_entropy(w * batch.out[[1, 3]], torch.tensor([1, 2])), torch.ones(())
@@ -185,7 +185,7 @@ def test_one_sgd_step_moves_the_weight_by_the_gradient_clipped_as_configured(
         enable_model_summary=False,
         default_root_dir=tmp_path,
     )
-    trainer.fit(task, train_dataloaders=DataLoader([batch], batch_size=None, collate_fn=lambda b: b))
+    trainer.fit(task, train_dataloaders=loader_of([batch]))
     step = 1.0 - float(task.network.w)
     if not clip or clip >= abs(float(gradient)):
         assert step == pytest.approx(float(gradient), rel=1e-6)
