@@ -30,10 +30,10 @@ from typing import Any
 
 import lightning as L
 import torch
-from torch.utils.data import DataLoader
 from torch_geometric.data import Batch
 
 from benchmarks.common import QUICK_CYCLES, Context, Row, Target, compose_config, fmt_s, interleaved, median, paired_ratio, slug
+from graphbench.data.store.full_batch import full_batch_loader
 from graphbench.instantiate import METADATA_KEYS, build
 from graphbench.modules.network import count_parameters
 from graphbench.train import build_datamodule, network_builder, train
@@ -294,10 +294,11 @@ def lightning_alone_epoch(ctx: Context, work: Workload, run_dir: Path) -> Measur
     """The :func:`recipe` as :class:`LossOnly` under a ``Trainer`` with Lightning's defaults but no
     logger, checkpoints, progress bar or model summary: what Lightning's own loop costs, the floor of
     any platform built on it. Timed by :class:`EpochClock`, its only callback. The one graph of a
-    full-batch task is served by a ``DataLoader`` (Lightning takes a list for several loaders)."""
+    full-batch task is served as graphbench serves it, by :func:`full_batch_loader` (Lightning takes
+    a list for several loaders)."""
     plain = recipe(ctx, work, run_dir)
     if isinstance(plain.loaders["train"], list):
-        plain.loaders = {split: DataLoader(graphs, batch_size=None) for split, graphs in plain.loaders.items()}
+        plain.loaders = {split: full_batch_loader(graph) for split, (graph,) in plain.loaders.items()}
     run_dir.mkdir(parents=True, exist_ok=True)
     clock = EpochClock(str(run_dir / "epoch_clock.json"))
     trainer = L.Trainer(
