@@ -11,6 +11,15 @@ import torch
 from torch import Tensor
 
 
+def _numpy_ready(value: Tensor) -> Tensor:
+    """``value`` on the host, half-precision floats (``bfloat16``, which NumPy lacks, and ``float16``
+    from ``trainer.precision=bf16-mixed``/``16-mixed``) widened to ``float32``."""
+    value = value.detach()
+    if value.dtype in (torch.bfloat16, torch.float16):
+        value = value.float()
+    return value.cpu()
+
+
 class TestPredictions(L.Callback):
     """Collects what ``test_step`` returns (``y_pred``, ``y_true``, ``index`` per batch) and keeps
     them concatenated and sorted by dataset index in :attr:`predictions`, so that any metric, ensemble
@@ -29,7 +38,7 @@ class TestPredictions(L.Callback):
         self, trainer: L.Trainer, pl_module: L.LightningModule, outputs: Any, batch: Any, batch_idx: int, dataloader_idx: int = 0
     ) -> None:
         if isinstance(outputs, dict) and {"y_pred", "y_true", "index"} <= set(outputs):
-            self._parts.append({k: outputs[k].detach().cpu() for k in ("y_pred", "y_true", "index")})
+            self._parts.append({k: _numpy_ready(outputs[k]) for k in ("y_pred", "y_true", "index")})
 
     def on_test_epoch_end(self, trainer: L.Trainer, pl_module: L.LightningModule) -> None:
         keys = ("y_pred", "y_true", "index")

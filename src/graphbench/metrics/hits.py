@@ -34,10 +34,12 @@ class HitsAtK(Metric):
         self.neg.append(neg_scores.detach().reshape(-1).float())
 
     def compute(self) -> Tensor:
-        pos, neg = dim_zero_cat(self.pos).cpu(), dim_zero_cat(self.neg).cpu()
+        pos, neg = dim_zero_cat(self.pos), dim_zero_cat(self.neg)
+        device = pos.device
+        pos, neg = pos.cpu(), neg.cpu()  # OGB's Evaluator computes on the host
         if pos.numel() == 0:
             raise RuntimeError("HitsAtK: no positive pairs were scored")
         evaluator = Evaluator(self.ogb_name)
         evaluator.K = self.k
         value = evaluator.eval({"y_pred_pos": pos, "y_pred_neg": neg})[f"hits@{self.k}"]
-        return torch.tensor(float(value))
+        return torch.tensor(float(value), device=device)

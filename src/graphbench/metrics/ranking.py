@@ -11,7 +11,9 @@ def _threshold_counts(scores: Tensor, target: Tensor) -> tuple[Tensor, Tensor]:
     order = torch.argsort(scores, descending=True, stable=True)
     scores, target = scores[order].double(), target[order].double()
     tps, fps = torch.cumsum(target, 0), torch.cumsum(1.0 - target, 0)
-    last_of_tie = torch.cat([torch.nonzero(scores[1:] != scores[:-1]).flatten(), torch.tensor([scores.numel() - 1])])
+    # the last position of every run of tied scores; the last position always ends a run
+    last_of_tie = torch.ones_like(scores, dtype=torch.bool)
+    last_of_tie[:-1] = scores[1:] != scores[:-1]
     return tps[last_of_tie], fps[last_of_tie]
 
 

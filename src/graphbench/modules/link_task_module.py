@@ -139,7 +139,7 @@ class LinkTaskModule(GraphTaskModule):
         if self.protocol == "classification":
             y_pred = self.score(h, pairs)
             loss = self.loss_fn(y_pred, labels)
-            metric.update(y_pred.detach(), labels)
+            metric.update(y_pred.detach().float(), labels)
             y_true = labels
         elif self.protocol == "hits":
             if split == "train":
@@ -160,24 +160,25 @@ class LinkTaskModule(GraphTaskModule):
             metric.update(ranks, groups)
             y_true = labels[positive]
             ids = ids[positive] if ids is not None else None
-        self.losses[f"{split}_loss"].update(loss.detach(), max(1, int(y_pred.numel())))
+        self.losses[f"{split}_loss"].update(loss.detach().float(), max(1, int(y_pred.numel())))
         if ids is None:
             ids = torch.arange(self._test_seen, self._test_seen + y_pred.numel(), device=y_pred.device)
         if split == "test":
             self._test_seen += y_pred.numel()
-        return loss, {"y_pred": y_pred.detach(), "y_true": y_true.detach(), "index": ids.detach()}
+        # saved predictions in float32 whatever the precision the network ran in (NumPy has no bfloat16)
+        return loss, {"y_pred": y_pred.detach().float(), "y_true": y_true.detach(), "index": ids.detach()}
 
     def test_step(self, batch: Batch, batch_idx: int) -> dict[str, Tensor]:
         return self._step(batch, "test")[1]
 
-    def _log_epoch_metric(self, split: str) -> float:
+    def _log_epoch_metric(self, split: str) -> Tensor:
         self._log_epoch_loss(split)
         metric = self.metrics[f"{split}_metric"]
         values = metric.compute_all() if hasattr(metric, "compute_all") else {self.info.metric: metric.compute()}
         metric.reset()
         for name, value in values.items():
             self.log(f"{split}/{name}", value)
-        return float(values[self.info.metric])
+        return values[self.info.metric]
 
     def on_test_epoch_start(self) -> None:
         self._test_seen = 0

@@ -26,7 +26,7 @@ class GraphTaskModule(L.LightningModule):
     Logs ``{split}/loss`` (the batch-size-weighted mean over the epoch; NaN if any batch's loss was)
     and ``{split}/{metric}`` each epoch and ``val/{metric}_best``; nothing is logged per step, since
     each ``self.log`` costs ~0.1 ms of Lightning's bookkeeping (more without
-    :mod:`graphbench.result_moves`), a percent of a small full-batch step.
+    :mod:`graphbench.speedups.result_moves`), a percent of a small full-batch step.
     ``test_step`` returns the batch's raw outputs, targets and dataset indices (``y_pred``,
     ``y_true``, ``index``) for
     :class:`graphbench.callbacks.predictions.TestPredictions`; the epoch history is kept by
@@ -77,9 +77,12 @@ class GraphTaskModule(L.LightningModule):
             loss = self._weighted_loss(logits, target, batch.loss_weight[mask])
         else:
             loss = self.loss_fn(logits, target)
-        self.metrics[f"{split}_metric"].update(logits.detach(), target)
-        self.losses[f"{split}_loss"].update(loss.detach(), logits.size(0))
-        return loss, {"y_pred": logits.detach(), "y_true": target}
+        # metrics, epoch losses and saved predictions in float32 whatever the precision the network
+        # ran in (``trainer.precision=bf16-mixed`` or ``16-mixed``: NumPy has no bfloat16)
+        outputs = logits.detach().float()
+        self.metrics[f"{split}_metric"].update(outputs, target)
+        self.losses[f"{split}_loss"].update(loss.detach().float(), logits.size(0))
+        return loss, {"y_pred": outputs, "y_true": target}
 
     def _weighted_loss(self, logits: Tensor, target: Tensor, weight: Tensor) -> Tensor:
         r""":math:`\sum_i w_i \, \ell(\hat y_i, y_i)`: the per-example losses of ``loss_fn`` (whatever its
@@ -111,19 +114,20 @@ class GraphTaskModule(L.LightningModule):
         self.log(f"{split}/loss", loss.compute())
         loss.reset()
 
-    def _log_epoch_metric(self, split: str) -> float:
-        """Logs the epoch's ``{split}/loss`` and ``{split}/{metric}``; returns the metric."""
+    def _log_epoch_metric(self, split: str) -> Tensor:
+        """Logs the epoch's ``{split}/loss`` and ``{split}/{metric}``; returns the metric (a tensor on
+        the metric's device: no host sync here)."""
         self._log_epoch_loss(split)
         value = self.metrics[f"{split}_metric"].compute()
         self.metrics[f"{split}_metric"].reset()
         self.log(f"{split}/{self.info.metric}", value)
-        return float(value)
+        return value
 
     def on_validation_epoch_end(self) -> None:
         value = self._log_epoch_metric("val")
         if self.trainer.sanity_checking:
             return
-        self.val_best.update(torch.tensor(value))
+        self.val_best.update(value)
         self.log(f"val/{self.info.metric}_best", self.val_best.compute())
 
     def on_train_epoch_end(self) -> None:
