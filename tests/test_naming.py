@@ -50,6 +50,15 @@ def test_group_choices_come_first_and_prefixes_are_stripped() -> None:
         ("dataset.data_dir=/data", False),
         ("++trainer.default_root_dir=/tmp/r", False),
         ("callbacks.ckpt.dirpath=/tmp/c", False),
+        ("trainer.enable_progress_bar=false", False),
+        ("++trainer.enable_model_summary=true", False),
+        ("trainer.log_every_n_steps=1", False),
+        ("++trainer.profiler=simple", False),
+        ("++trainer.profiler.dirpath=/tmp/p", False),
+        ("resume=auto", False),
+        ("checkpoint_every_s=0", False),
+        ("trainer.max_epochs=3", True),
+        ("++trainer.profiler_extra=1", True),  # only the key itself and the keys under it are display-only
         ("dataset.seed=3", True),  # a dataset's own seed is configuration, not the replicate axis
         ("dataset.generation_seed=5", True),
         ("model=gcn", True),
@@ -58,6 +67,27 @@ def test_group_choices_come_first_and_prefixes_are_stripped() -> None:
 )
 def test_which_overrides_name_a_group(override: str, kept: bool) -> None:
     assert is_naming_override(override) is kept
+
+
+def test_display_only_overrides_do_not_split_a_group() -> None:
+    """The seeds of one configuration share a W&B group whether or not a job hides its progress bar."""
+    plain = ["model=gcn", "trainer.max_epochs=3", "seed=0"]
+    shown = [
+        "model=gcn",
+        "trainer.max_epochs=3",
+        "seed=1",
+        "trainer.enable_progress_bar=false",
+        "++trainer.enable_model_summary=true",
+        "trainer.log_every_n_steps=1",
+        "++trainer.profiler=simple",
+        "resume=auto",
+        "checkpoint_every_s=0",
+        "hydra.sweep.dir=/tmp/s",
+        "hydra/launcher=submitit_local",
+        "paths.data_dir=../shared/data",
+        "logger=wandb",
+    ]
+    assert run_group_from_overrides(plain) == run_group_from_overrides(shown) == "model=gcn,trainer.max_epochs=3"
 
 
 def test_group_without_overrides_is_default() -> None:

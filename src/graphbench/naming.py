@@ -1,9 +1,10 @@
 """Run names that say what was swept, and the config keys that only vary with the seed.
 
 ``run.py`` names every job from its Hydra task overrides (:func:`run_group_from_overrides`):
-``run_group`` (the W&B group) is what the user chose minus the seed, so the seeds of one
-configuration share a group and a sweep over any key (``optimizer.lr=0.01,0.001``) gives
-one group per value; ``run_name`` (``conf/config.yaml``) is ``<run_group>,seed=<seed>``.
+``run_group`` (the W&B group) is what the user chose minus the seed and the keys that only say where
+or how a run records and displays itself, so the seeds of one configuration share a group and a sweep
+over any key (``optimizer.lr=0.01,0.001``) gives one group per value; ``run_name``
+(``conf/config.yaml``) is ``<run_group>,seed=<seed>``.
 
 :func:`seed_dependent_keys` lists the config keys whose resolved value changes when only
 ``seed`` changes (``seed``, ``run_name``, anything interpolating ``${seed}``). ``train``
@@ -31,12 +32,18 @@ HASH_LENGTH: int = 8
 #: The group name of a run without task overrides (the default experiment).
 DEFAULT_GROUP: str = "default"
 
-#: Top-level override keys that never name a configuration: the replicate axis, the names themselves
-#: and how a run resumes.
+#: Top-level override keys that never name a configuration: the replicate axis, the names themselves,
+#: how a run resumes and how often it saves its resumable state.
 DROPPED_KEYS: frozenset[str] = frozenset({"seed", "run_name", "run_group", "resume", "checkpoint_every_s", "hparams_search"})
 #: Override keys under these top-level sections only say where or how a run records itself
 #: (``paths.data_dir``, ``logger=wandb``, ``logger.wandb.offline``, ``hydra.*``).
 DROPPED_SECTIONS: frozenset[str] = frozenset({"paths", "hydra", "logger"})
+#: Override keys that only change what a run prints or how often it reports, never its numbers
+#: (Lightning's progress bar, model summary, step-logging interval and profiler), with any key under
+#: them (``trainer.profiler.dirpath``). Runs that differ only in these are one configuration.
+DISPLAY_ONLY_KEYS: frozenset[str] = frozenset(
+    {"trainer.enable_progress_bar", "trainer.enable_model_summary", "trainer.log_every_n_steps", "trainer.profiler"}
+)
 #: Override keys whose last component is one of these are locations (``dataset.cache_dir``,
 #: ``trainer.default_root_dir``), not configuration, at any depth.
 DROPPED_LEAF_NAMES: frozenset[str] = frozenset(
@@ -57,6 +64,8 @@ def is_naming_override(override: str) -> bool:
         return False
     if len(parts) == 1 and parts[0] in DROPPED_KEYS:
         return False
+    if any(key == k or key.startswith(f"{k}.") for k in DISPLAY_ONLY_KEYS):
+        return False
     return parts[0] not in DROPPED_SECTIONS and parts[-1] not in DROPPED_LEAF_NAMES
 
 
@@ -71,8 +80,9 @@ def run_group_from_overrides(overrides: Sequence[str]) -> str:
     ``overrides`` are the task overrides as Hydra gives them
     (``HydraConfig.get().overrides.task``). Dropped: ``seed``, ``run_name`` and ``run_group``
     (:data:`DROPPED_KEYS`); any key under ``paths``, ``hydra`` or ``logger``
-    (:data:`DROPPED_SECTIONS`: where a run reads data, writes output and how it logs); any
-    key whose last component is a location such as ``data_dir`` or ``dirpath``
+    (:data:`DROPPED_SECTIONS`: where a run reads data, writes output and how it logs); the
+    display-only trainer keys such as ``trainer.enable_progress_bar`` (:data:`DISPLAY_ONLY_KEYS`);
+    any key whose last component is a location such as ``data_dir`` or ``dirpath``
     (:data:`DROPPED_LEAF_NAMES`). The rest lose a leading ``+``/``++`` (adding a key or
     forcing it names the same configuration); of overrides of one key only the last counts,
     as in Hydra. The rest are sorted — config-group choices
