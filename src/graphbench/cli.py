@@ -32,7 +32,8 @@ def format_summary(record: RunRecord) -> str:
                 for k, v in sorted(record.metrics.items())
                 if k.startswith(f"{split}/")
             )
-            lines.append(f"{split}: {values}")
+            if values:  # a task without this split's metrics (task=memorization has no train/) prints no empty line
+                lines.append(f"{split}: {values}")
         if record.time_per_epoch_s is not None and record.peak_memory_mb is not None:
             lines.append(f"time per epoch: {record.time_per_epoch_s:.2f} s, peak memory: {record.peak_memory_mb:.0f} MiB")
     lines.append(f"run directory: {record.run_dir}")
