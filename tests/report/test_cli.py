@@ -8,9 +8,10 @@ Fake sweep: model=gcn,gine x seed=0,1,2 (jobs 0-5) plus two failed jobs (6, 7).
 
 Hand results: gcn test 0.62 ± 0.02 (ddof=1), val 0.66 ± 0.01; gine test 0.59 ± 0.02, val
 0.64 ± 0.01; params mean 99166.7; time 3.20; best epoch 12.0. Welch: equal variances and
-n=3 give nu = 4 and t = 0.03 / sqrt(2 * 0.0004 / 3). Rankings: seed 0 gine > gcn, seeds 1
-and 2 gcn > gine, so the inversion numbers are I(0,1) = 1, I(0,2) = 1, I(1,2) = 0: mean
-2/3, max 1.
+n=3 give nu = 4 and t = 0.03 / sqrt(2 * 0.0004 / 3); one test, so Holm leaves p as it is.
+No folds: n = 3 (1 fold × 3 seeds). Rankings: seed 0 gine > gcn, seeds 1 and 2 gcn > gine, so
+the inversion numbers are I(0,1) = 1, I(0,2) = 1, I(1,2) = 0: all-pairs mean 2/3, max 1; IGB's
+(seed 0 the reference) I(0,1) + I(0,2) = 2, of at most 2 x 1.
 """
 
 from __future__ import annotations
@@ -95,15 +96,17 @@ def test_cli_subprocess_prints_hand_computed_table(tmp_path: Path) -> None:
     )
     assert proc.returncode == 0, proc.stderr
     out = proc.stdout
-    gcn_row = "| model=gcn | 0.6200 ± 0.0200 | 0.6600 ± 0.0100 | 3 | 100000 | 3.20 | 12.0 | — | best |"
+    gcn_row = "| model=gcn | 0.6200 ± 0.0200 | 0.6600 ± 0.0100 | 3 (1 × 3) | 100000 | 3.20 | 12.0 | — | best |"
     gine_row = (
-        f"| model=gine | 0.5900 ± 0.0200 | 0.6400 ± 0.0100 | 3 | 99166.7 (mean) | 3.20 | 12.0 | {p_value_hand():.4f} | ns |"
+        f"| model=gine | 0.5900 ± 0.0200 | 0.6400 ± 0.0100 | 3 (1 × 3) | 99166.7 (mean) | 3.20 | 12.0 "
+        f"| {p_value_hand():.4f} | ns |"
     )
     assert f"{p_value_hand():.4f}" == "0.1401"
     lines = out.splitlines()
     assert "## dataset=peptides-func, test/ap (higher is better)" in lines
     assert "Fixed: dataset=peptides-func head=mlp2 budget=500k" in lines
-    assert "mean ± sample std (ddof=1)" in out and "Welch's t-test" in out
+    assert "mean ± sample std (ddof=1) over runs (folds × seeds)" in out and "Welch's t-test" in out
+    assert "Holm-corrected over the 1 test of this table" in out and "| p vs best (Holm) |" in out
     assert lines.index(gcn_row) + 1 == lines.index(gine_row)
     failed = [
         "Failed runs (2):",
@@ -111,8 +114,13 @@ def test_cli_subprocess_prints_hand_computed_table(tmp_path: Path) -> None:
         "- multirun/7: failed: ValueError: bad data root",
     ]
     assert lines[lines.index(failed[0]) : lines.index(failed[0]) + 3] == failed
-    rank = "mean 0.67, max 1 discordant group pairs over 3 seed pairs (seeds 0, 1, 2; 2 groups; at most 1 per seed pair)."
-    assert lines[-1].startswith("Rank stability (IGB inversion number;") and lines[-1].endswith(rank)
+    rank = (
+        "IGB's inversion number 2 (inversions against seed 0's ranking, summed over the 2 other seeds; at most 2); "
+        "all-pairs inversion number mean 0.67, max 1 discordant group pairs over 3 seed pairs (at most 1 per seed pair); "
+        "seeds 0, 1, 2; 2 groups."
+    )
+    assert lines[-1].startswith("Rank stability across seeds (Li et al., IJCAI 2022") and lines[-1].endswith(rank)
+    assert "Ranks over datasets" not in out  # one dataset: no rank table
     assert lines.index(gine_row) < lines.index(failed[0]) < len(lines) - 1
 
 
@@ -131,8 +139,11 @@ def test_cli_csv_has_full_precision_rows_and_failed_rows(tmp_path: Path, capsys:
     assert float(gine["val_mean"]) == pytest.approx(0.64) and float(gine["val_std_ddof1"]) == pytest.approx(0.01)
     assert float(gine["num_params"]) == pytest.approx(297500 / 3)
     assert float(gine["p_value_vs_best"]) == pytest.approx(p_value_hand(), rel=1e-9)
+    assert float(gine["p_value_vs_best_holm"]) == pytest.approx(p_value_hand(), rel=1e-9)
+    assert (gine["n_runs"], gine["n_folds"], gine["n_seeds"], gine["seeds"]) == ("3", "1", "3", "0 1 2")
     assert (gcn["is_best"], gine["significant"], gcn["p_value_vs_best"]) == ("True", "False", "")
     assert float(gcn["rank_inversions_mean"]) == pytest.approx(2 / 3) and gcn["rank_inversions_max"] == "1"
+    assert (gcn["rank_inversions_igb"], gcn["rank_reference_seed"]) == ("2", "0")
     assert rows[2]["path"] == str(root / "6") and rows[3]["status"] == "failed: ValueError: bad data root"
 
 

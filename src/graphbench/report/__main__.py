@@ -1,11 +1,15 @@
-"""Command line: ``python -m graphbench.report <multirun dir> [more dirs] [--csv] [--alpha A] [--plots OUT_DIR]``.
+"""Command line: ``python -m graphbench.report <dirs> [--csv] [--alpha A] [--by-fold] [--reference-seed S] [--plots OUT_DIR]``.
+
+A configuration's folds (``dataset.split_index``) and seeds are its replicates: one row each,
+``--by-fold`` for one row per fold. With several datasets the report adds the rank table,
+Friedman's test and Nemenyi's critical difference (:mod:`~graphbench.report.ranks`).
 
 Prints the report to stdout. Exit status: 0 if at least one run completed, 1 if every run
 failed (the failed runs are still printed), 2 for a bad argument (a directory that does
 not exist or holds no ``results.json``; the message names it).
 
 ``--plots OUT_DIR`` also writes learning curves and test-metric strip plots (PNG, see
-:mod:`~graphbench.report.plots`) and prints their paths to stderr, so stdout stays the report;
+:mod:`~graphbench.report.plots`), and with several datasets the critical-difference diagram, and prints their paths to stderr, so stdout stays the report;
 ``--wandb-project NAME`` then logs them to a new W&B run (a failure to log is one warning on
 stderr and changes neither the output nor the exit status).
 """
@@ -19,6 +23,7 @@ from pathlib import Path
 
 from graphbench.report.collect import ReportInputError, collect
 from graphbench.report.plots import log_to_wandb, write_plots
+from graphbench.report.ranks import rank_table
 from graphbench.report.stats import DEFAULT_ALPHA, summarize_block
 from graphbench.report.table import format_csv, format_markdown
 
@@ -29,20 +34,32 @@ def build_parser() -> argparse.ArgumentParser:
         prog="python -m graphbench.report",
         description=(
             "Aggregate results.json files found recursively under Hydra run/multirun directories: "
-            "one row per configuration (config minus the seed and keys derived from it, paths, logger, hydra and per-run output "
-            "paths), mean ± sample std (ddof=1) over seeds, Welch's t-test vs the best group, "
-            "failed runs, and IGB rank stability (inversion number)."
+            "one row per configuration (config minus the seed, the fold and keys derived from them, paths, logger, hydra and "
+            "per-run output paths), mean ± sample std (ddof=1) over folds x seeds, Holm-corrected Welch's t-tests vs the "
+            "best group, a rank table with Friedman's test and Nemenyi's critical difference over several datasets, "
+            "failed runs, and rank stability across seeds (IGB's and the all-pairs inversion number)."
         ),
     )
     parser.add_argument("dirs", nargs="+", type=Path, metavar="DIR", help="Hydra multirun (or run) directory")
     parser.add_argument("--csv", action="store_true", help="print CSV instead of a markdown report")
     parser.add_argument("--alpha", type=float, default=DEFAULT_ALPHA, help=f"significance level (default {DEFAULT_ALPHA})")
     parser.add_argument(
+        "--by-fold",
+        action="store_true",
+        help="one row per fold (dataset.split_index or the dataset's fold_key) instead of pooling folds x seeds",
+    )
+    parser.add_argument(
+        "--reference-seed",
+        type=int,
+        metavar="S",
+        help="the seed whose ranking is the reference of IGB's inversion number (default: the smallest shared seed)",
+    )
+    parser.add_argument(
         "--plots",
         type=Path,
         metavar="OUT_DIR",
         help="also write learning curves (val metric and train loss, mean ± std over seeds) and a strip plot of the "
-        "test metric per block as PNGs into OUT_DIR",
+        "test metric per block as PNGs into OUT_DIR, and the critical-difference diagram over several datasets",
     )
     parser.add_argument(
         "--wandb-project",
@@ -61,14 +78,19 @@ def main(argv: Sequence[str] | None = None) -> int:
     if args.wandb_project is not None and args.plots is None:
         parser.error("--wandb-project logs the plots: add --plots OUT_DIR")
     try:
-        collection = collect(args.dirs)
+        collection = collect(args.dirs, by_fold=args.by_fold)
+        summaries = [summarize_block(block, args.alpha, args.reference_seed) for block in collection.blocks]
     except ReportInputError as err:
         parser.error(str(err))
-    summaries = [summarize_block(block, alpha=args.alpha) for block in collection.blocks]
+    except ValueError as err:
+        if args.reference_seed is None:
+            raise
+        parser.error(f"--reference-seed: {err}")  # a seed that some group lacks
+    ranks = rank_table(summaries, args.alpha)
     render = format_csv if args.csv else format_markdown
-    sys.stdout.write(render(summaries, collection.failed))
+    sys.stdout.write(render(summaries, collection.failed, ranks))
     if args.plots is not None:
-        paths = write_plots(summaries, args.plots)
+        paths = write_plots(summaries, args.plots, ranks)
         for path in paths:
             print(f"plot: {path}", file=sys.stderr)
         if args.wandb_project is not None and paths:

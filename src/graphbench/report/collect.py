@@ -13,8 +13,13 @@ every ``results.json`` below the given directories (recursively), and
    derived from it — the keys the run lists in ``replicate_keys`` (written by ``train``:
    the keys whose resolved value changes when only ``seed`` changes, such as ``run_name``),
    plus ``run_name`` by name for older results — and minus run-specific locations (see
-   :func:`grouping_items` for the exact rule), so one :class:`Group` is one configuration
-   evaluated over several seeds;
+   :func:`grouping_items` for the exact rule), and, unless ``by_fold`` is set, minus the
+   dataset's *fold keys* (:func:`fold_names`: ``dataset.split_index`` and any key the dataset
+   names in ``dataset.fold_key``), the keys below ``dataset`` interpolating them (same leaf
+   name, e.g. ``dataset.source.split_index``) and ``run_group`` (its name spells the fold
+   override). Folds are a replicate axis like the seed, so one :class:`Group` is one
+   configuration evaluated over ``folds x seeds`` runs (Benchmarking GNNs, Geom-GCN and
+   GraphGPS report mean ± std over folds); with ``by_fold`` each fold is its own group;
 4. labels each group by the config values that differ between groups of its block
    (see :func:`make_labels`), e.g. ``model=gcn head=mlp2``.
 """
@@ -49,6 +54,26 @@ IGNORED_KEY_NAMES: frozenset[str] = frozenset(
 )
 #: Shown instead of a value when a key is missing from a group's config.
 ABSENT: str = "<absent>"
+#: The key below ``dataset`` that indexes a fold in every dataset that has folds (the TU 10-fold CV,
+#: the Geom-GCN and WikiCS splits, CSL's 5 folds): ``dataset.split_index``.
+DEFAULT_FOLD_KEY: str = "split_index"
+#: The key below ``dataset`` by which a dataset declares further fold keys (a name or a list of names).
+FOLD_KEY_DECLARATION: str = "fold_key"
+
+
+def fold_names(config: dict[str, Any]) -> tuple[str, ...]:
+    """The keys below ``dataset`` that index a fold: ``split_index`` plus those named in ``dataset.fold_key``.
+
+    Raises ``ValueError`` naming the value when ``dataset.fold_key`` is neither a key name nor a list of them.
+    """
+    dataset = config.get("dataset")
+    declared = dataset.get(FOLD_KEY_DECLARATION) if isinstance(dataset, dict) else None
+    if declared is None:
+        return (DEFAULT_FOLD_KEY,)
+    names = [declared] if isinstance(declared, str) else declared
+    if not isinstance(names, list) or not all(isinstance(name, str) and name for name in names):
+        raise ValueError(f"dataset.{FOLD_KEY_DECLARATION}={declared!r}: expected a key name below dataset or a list of them")
+    return tuple(dict.fromkeys([DEFAULT_FOLD_KEY, *names]))
 
 
 class ReportInputError(Exception):
@@ -70,6 +95,14 @@ class Run:
         """The top-level ``seed`` of the config, or ``None`` when absent."""
         seed = (self.config or {}).get("seed")
         return seed if isinstance(seed, int) and not isinstance(seed, bool) else None
+
+    @property
+    def fold(self) -> str:
+        """The run's fold as ``split_index=1`` (several fold keys joined by spaces), or ``""`` without one."""
+        dataset = (self.config or {}).get("dataset")
+        if not isinstance(dataset, dict):
+            return ""
+        return " ".join(f"{name}={dataset[name]}" for name in fold_names(self.config or {}) if name in dataset)
 
     @property
     def replicate_keys(self) -> tuple[str, ...]:
@@ -204,6 +237,10 @@ def unusable_reason(run: Run) -> str | None:
         return run.status
     if run.config is None:
         return "completed, but results.json has no 'config' (cannot group it)"
+    try:
+        fold_names(run.config)
+    except ValueError as err:
+        return f"completed, but {err}"
     if run.metric is None:
         return "completed, but results.json has neither 'metric' nor 'monitor'"
     if run.higher_is_better is None:
@@ -225,10 +262,13 @@ def _flatten(value: Any, prefix: str, out: dict[str, str], output_dir: str) -> N
     out[prefix] = json.dumps(value, sort_keys=True, separators=(",", ":"), default=str)
 
 
-def grouping_items(config: dict[str, Any], replicate_keys: Sequence[str] = ()) -> dict[str, str]:
+def grouping_items(config: dict[str, Any], replicate_keys: Sequence[str] = (), by_fold: bool = True) -> dict[str, str]:
     """The config as ``{dotted.key: canonical JSON value}``, minus what never defines a group.
 
-    Ignored: the dotted keys in ``replicate_keys`` (the run's own list of keys derived from
+    With ``by_fold=False`` the folds are replicates: also ignored are the keys below ``dataset``
+    whose last part is a fold key (:func:`fold_names`; ``dataset.split_index`` and what
+    interpolates it, such as ``dataset.source.split_index``) and ``run_group``, whose name
+    spells the fold override. Always ignored: the dotted keys in ``replicate_keys`` (the run's own list of keys derived from
     the seed, see :attr:`Run.replicate_keys`) and everything below them; top-level keys in
     :data:`IGNORED_TOP_LEVEL_KEYS` (``seed``, ``run_name``, ``paths``, ``logger``, ``hydra``)
     or starting with :data:`IGNORED_TOP_LEVEL_PREFIXES`; keys named in
@@ -245,7 +285,15 @@ def grouping_items(config: dict[str, Any], replicate_keys: Sequence[str] = ()) -
     out: dict[str, str] = {}
     _flatten(kept, "", out, output_dir)
     prefixes = tuple(f"{key}." for key in replicate_keys)
-    return {key: value for key, value in out.items() if key not in replicate_keys and not key.startswith(prefixes)}
+    items = {key: value for key, value in out.items() if key not in replicate_keys and not key.startswith(prefixes)}
+    if by_fold:
+        return items
+    folds = fold_names(config)
+    return {
+        key: value
+        for key, value in items.items()
+        if key not in NAMING_KEYS and not (key.startswith("dataset.") and key.rsplit(".", 1)[1] in folds)
+    }
 
 
 def _show(key: str, raw: str, name_keys: Sequence[str]) -> str:
@@ -299,8 +347,11 @@ def make_labels(items: Sequence[dict[str, str]]) -> tuple[list[str], str]:
     return labels, fixed
 
 
-def collect(dirs: Sequence[Path]) -> Collection:
-    """Load, validate, partition and group every run below ``dirs`` (see module docstring)."""
+def collect(dirs: Sequence[Path], by_fold: bool = False) -> Collection:
+    """Load, validate, partition and group every run below ``dirs`` (see module docstring).
+
+    ``by_fold=False`` (the default) pools a configuration's folds and seeds in one group;
+    ``by_fold=True`` keeps one group per fold."""
     runs = [load_run(file) for file in find_result_files(dirs)]
     failed_runs: list[tuple[Run, str]] = []
     blocks: dict[tuple[str, str, bool], dict[str, Group]] = {}
@@ -311,7 +362,7 @@ def collect(dirs: Sequence[Path]) -> Collection:
             continue
         assert run.config is not None and run.metric is not None
         block_key = (run.dataset, run.metric, bool(run.higher_is_better))
-        items = grouping_items(run.config, run.replicate_keys)
+        items = grouping_items(run.config, run.replicate_keys, by_fold)
         group_key = json.dumps(items, sort_keys=True)
         groups = blocks.setdefault(block_key, {})
         groups.setdefault(group_key, Group(key=group_key, items=items)).runs.append(run)
@@ -326,15 +377,15 @@ def collect(dirs: Sequence[Path]) -> Collection:
             label_of[group.key] = label if len(blocks) == 1 else f"{label} [dataset={dataset}]"
         result.append(Block(dataset, metric, higher, group_list, fixed))
 
-    failed = [FailedRun(run.path, reason, _failed_label(run, label_of)) for run, reason in failed_runs]
+    failed = [FailedRun(run.path, reason, _failed_label(run, label_of, by_fold)) for run, reason in failed_runs]
     return Collection(blocks=result, failed=failed)
 
 
-def _failed_label(run: Run, label_of: dict[str, str]) -> str | None:
+def _failed_label(run: Run, label_of: dict[str, str], by_fold: bool) -> str | None:
     """The label of the failed run's group; else its ``<section>=<name>`` pairs; else ``None``."""
     if run.config is None:
         return None
-    items = grouping_items(run.config, run.replicate_keys)
+    items = grouping_items(run.config, run.replicate_keys, by_fold)
     known = label_of.get(json.dumps(items, sort_keys=True))
     if known is not None:
         return known

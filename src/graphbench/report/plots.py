@@ -12,6 +12,9 @@ metric, see :mod:`~graphbench.report.collect`), two PNGs into ``<out>``:
   bar and the paper value (:mod:`~graphbench.report.literature`), when known, by a cross.
   Groups are in table order, best first.
 
+With several blocks, ``critical-difference.png`` also draws the average ranks of the
+configurations over the blocks and Nemenyi's critical difference (:func:`~graphbench.report.ranks.cd_figure`).
+
 ``<slug>`` is the block title (``dataset=zinc, test/mae (lower is better)``) slugified:
 ``dataset-zinc-test-mae-lower-is-better`` (:func:`slugify`).
 
@@ -45,6 +48,7 @@ from matplotlib.figure import Figure
 from matplotlib.ticker import MaxNLocator
 
 from graphbench.report.collect import Block
+from graphbench.report.ranks import RankTable, cd_figure
 from graphbench.report.stats import BlockSummary, mean, sample_std
 from graphbench.report.table import block_title
 
@@ -54,6 +58,8 @@ log = logging.getLogger(__name__)
 METRICS_CSV: Path = Path("csv") / "metrics.csv"
 #: The training-loss column of the CSV log.
 TRAIN_LOSS: str = "train/loss"
+#: The file name of the critical-difference diagram over several blocks.
+CD_PLOT: str = "critical-difference.png"
 
 
 @dataclass(frozen=True)
@@ -229,8 +235,9 @@ def strip_figure(summary: BlockSummary) -> Figure:
     return figure
 
 
-def write_plots(summaries: Sequence[BlockSummary], out_dir: Path) -> list[Path]:
-    """Write ``<slug>-curves.png`` (when any run has a CSV log) and ``<slug>-test.png`` per block; return the paths."""
+def write_plots(summaries: Sequence[BlockSummary], out_dir: Path, ranks: RankTable | None = None) -> list[Path]:
+    """Write ``<slug>-curves.png`` (when any run has a CSV log) and ``<slug>-test.png`` per block, and
+    :data:`CD_PLOT` when ``ranks`` ranks at least two configurations; return the paths."""
     out_dir.mkdir(parents=True, exist_ok=True)
     written: list[Path] = []
     used: set[str] = set()
@@ -249,6 +256,10 @@ def write_plots(summaries: Sequence[BlockSummary], out_dir: Path) -> list[Path]:
             log.warning("%s: no run has a readable %s; no learning curves written", block_title(summary), METRICS_CSV)
         path = out_dir / f"{slug}-test.png"
         strip_figure(summary).savefig(path, dpi=100)
+        written.append(path)
+    if ranks is not None and len(ranks.configs) >= 2:
+        path = out_dir / CD_PLOT
+        cd_figure(ranks).savefig(path, dpi=100)
         written.append(path)
     return written
 

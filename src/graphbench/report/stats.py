@@ -1,6 +1,8 @@
-r"""Statistics over seeds: mean ± sample std, Welch's t-test vs the best group, rank stability.
+r"""Statistics over replicates: mean ± sample std, Holm-corrected Welch tests vs the best group, rank stability.
 
-For the runs :math:`x_1, \dots, x_n` of one group (one value per seed):
+A group's *replicates* are its runs: one per seed, or one per (fold, seed) when the dataset has
+folds (``dataset.split_index``; see :mod:`~graphbench.report.collect`). For the values
+:math:`x_1, \dots, x_n` of one group (:math:`n` = folds × seeds):
 
 * mean :math:`\bar x = \frac1n \sum_i x_i`;
 * **sample** standard deviation with Bessel's correction (``ddof=1``),
@@ -11,12 +13,16 @@ For the runs :math:`x_1, \dots, x_n` of one group (one value per seed):
   (Welch, Biometrika 1947), :math:`t = (\bar x_b - \bar x_g) / \sqrt{s_b^2/n_b + s_g^2/n_g}`
   with Welch–Satterthwaite degrees of freedom
   :math:`\nu = (s_b^2/n_b + s_g^2/n_g)^2 / \big(\frac{(s_b^2/n_b)^2}{n_b-1} + \frac{(s_g^2/n_g)^2}{n_g-1}\big)`,
-  computed by ``scipy.stats.ttest_ind(equal_var=False)``; a group is marked
-  significantly different from the best when :math:`p < \alpha` (default 0.05);
-* rank stability: the *inversion number* used by Li et al., "Rethinking the Setting of
-  Semi-supervised Learning on Graphs" (IJCAI 2022, arXiv:2205.14403), the paper that
-  introduces the IGB benchmark, to measure how much a benchmark's ranking of models
-  changes with the random seed. See :func:`rank_stability`.
+  computed by ``scipy.stats.ttest_ind(equal_var=False)``. The :math:`m` tests of a block
+  (every group against the best) are corrected together by Holm's step-down procedure
+  (:func:`holm`), and a group is marked significantly different from the best when its
+  Holm-adjusted :math:`p < \alpha` (default 0.05): the chance of any false "significant"
+  in the table is then at most :math:`\alpha`. Folds share their data, so the runs of
+  one group are not fully independent; the test treats them as if they were, as the
+  literature's mean ± std over folds does.
+* rank stability across seeds (:func:`rank_stability`): IGB's inversion number (Li et al.,
+  "Rethinking the Setting of Semi-supervised Learning on Graphs", IJCAI 2022,
+  arXiv:2205.14403) and the all-pairs inversion number.
 """
 
 from __future__ import annotations
@@ -61,6 +67,23 @@ def welch_p_value(a: Sequence[float], b: Sequence[float]) -> float:
     return p_value if math.isfinite(p_value) else math.nan
 
 
+def holm(p_values: Sequence[float]) -> list[float]:
+    r"""Holm's step-down adjusted p-values (Holm, Scand. J. Statist. 1979); NaN entries stay NaN.
+
+    With the :math:`m` finite p-values sorted, :math:`p_{(1)} \le \dots \le p_{(m)}`, the adjusted
+    value is :math:`\tilde p_{(i)} = \max_{j \le i} \min(1, (m - j + 1)\, p_{(j)})`; rejecting where
+    :math:`\tilde p < \alpha` keeps the family-wise error rate at most :math:`\alpha`. Written out
+    here (statsmodels' ``multipletests(method="holm")`` computes the same) to avoid a dependency.
+    """
+    finite = sorted((p, i) for i, p in enumerate(p_values) if math.isfinite(p))
+    adjusted = [math.nan] * len(p_values)
+    running = 0.0
+    for rank, (p_value, index) in enumerate(finite):
+        running = max(running, min(1.0, (len(finite) - rank) * p_value))
+        adjusted[index] = running
+    return adjusted
+
+
 def count_discordant_pairs(x: Sequence[float], y: Sequence[float]) -> int:
     r"""Inversion number between the rankings induced by ``x`` and ``y`` over the same items.
 
@@ -76,7 +99,12 @@ def count_discordant_pairs(x: Sequence[float], y: Sequence[float]) -> int:
 
 @dataclass(frozen=True)
 class RankStability:
-    """Inversion numbers between per-seed rankings of the groups, over all pairs of seeds."""
+    """Inversion numbers between the per-seed rankings of a block's groups.
+
+    ``igb_inversions``: IGB's inversion number, the inversions of every other seed's ranking
+    against the ``reference_seed``'s, summed. ``mean_inversions`` / ``max_inversions``: the
+    all-pairs inversion number, mean and maximum over all pairs of seeds.
+    """
 
     seeds: tuple[int, ...]
     n_groups: int
@@ -84,23 +112,52 @@ class RankStability:
     max_inversions: int
     max_possible: int
     reason: str | None = None
+    reference_seed: int | None = None
+    igb_inversions: int = 0
 
     @property
     def n_seed_pairs(self) -> int:
         """:math:`\\binom{|S|}{2}` pairs of shared seeds."""
         return len(self.seeds) * (len(self.seeds) - 1) // 2
 
+    @property
+    def igb_max_possible(self) -> int:
+        """The largest IGB inversion number: every other seed reverses the reference, :math:`(|S|-1)\\binom{G}{2}`."""
+        return max(len(self.seeds) - 1, 0) * self.max_possible
 
-def rank_stability(per_seed: Sequence[Mapping[int, float]]) -> RankStability:
-    r"""IGB rank stability of groups across seeds (Li et al., IJCAI 2022).
 
-    ``per_seed[g][s]`` is group ``g``'s test metric with seed ``s``. Only seeds
-    :math:`S` present in *every* group are used. For each seed :math:`s \in S` the groups
-    are ranked by their metric; for each pair of seeds :math:`\{s, t\}` the inversion
-    number :math:`I(s, t)` is the number of discordant pairs of groups between the two
-    rankings (:func:`count_discordant_pairs`). Reported: the mean and the maximum of
-    :math:`I` over the :math:`\binom{|S|}{2}` seed pairs, out of at most
-    :math:`\binom{G}{2}` for :math:`G` groups. 0 means every seed ranks the groups alike.
+def igb_inversion_number(rankings: Mapping[int, Sequence[float]], reference_seed: int) -> int:
+    r"""IGB's inversion number (Li et al., IJCAI 2022): :math:`\sum_{s \ne r} I(r, s)`.
+
+    ``rankings[s]`` holds every group's metric under seed ``s`` (the same groups in the same
+    order for every seed); the ranking of seed :math:`r` (``reference_seed``) is the reference
+    and :math:`I(r, s)` is the number of group pairs seed :math:`s` orders the other way
+    (:func:`count_discordant_pairs`). Example: seeds 0, 1, 2 rank three models A > B > C,
+    B > A > C and C > B > A; with seed 0 as reference :math:`I(0,1) = 1` (A, B) and
+    :math:`I(0,2) = 3` (every pair), so the number is 4.
+    """
+    if reference_seed not in rankings:
+        raise ValueError(f"reference seed {reference_seed} is not among the seeds {sorted(rankings)}")
+    reference = rankings[reference_seed]
+    return sum(count_discordant_pairs(reference, values) for seed, values in rankings.items() if seed != reference_seed)
+
+
+def rank_stability(per_seed: Sequence[Mapping[int, float]], reference_seed: int | None = None) -> RankStability:
+    r"""Rank stability of groups across seeds: IGB's and the all-pairs inversion number.
+
+    ``per_seed[g][s]`` is group ``g``'s test metric with seed ``s``. Only seeds :math:`S`
+    present in *every* group are used. For each seed :math:`s \in S` the groups are ranked by
+    their metric, and :math:`I(s, t)` is the number of group pairs that seeds :math:`s` and
+    :math:`t` rank in opposite order (:func:`count_discordant_pairs`); at most
+    :math:`\binom{G}{2}` for :math:`G` groups.
+
+    * IGB's inversion number (Li et al., IJCAI 2022): :math:`\sum_{s \in S, s \ne r} I(r, s)` for
+      the reference seed :math:`r` (``reference_seed``, by default the smallest seed of :math:`S`);
+      see :func:`igb_inversion_number`. It grows with the number of seeds.
+    * The all-pairs inversion number: the mean and the maximum of :math:`I` over the
+      :math:`\binom{|S|}{2}` seed pairs; it does not depend on a reference seed.
+
+    0 means every seed ranks the groups alike.
     """
     n_groups = len(per_seed)
     shared = sorted(set.intersection(*(set(values) for values in per_seed))) if per_seed else []
@@ -108,14 +165,23 @@ def rank_stability(per_seed: Sequence[Mapping[int, float]]) -> RankStability:
     if n_groups < 2 or len(shared) < 2:
         reason = f"needs >= 2 groups and >= 2 seeds shared by every group; {n_groups} group(s), shared seeds {shared}"
         return RankStability(tuple(shared), n_groups, math.nan, 0, max_possible, reason)
+    reference = shared[0] if reference_seed is None else reference_seed
+    if reference not in shared:
+        raise ValueError(f"reference seed {reference} is not a seed every group has; valid: {shared}")
     columns = {seed: [values[seed] for values in per_seed] for seed in shared}
     inversions = [count_discordant_pairs(columns[s], columns[t]) for s, t in itertools.combinations(shared, 2)]
-    return RankStability(tuple(shared), n_groups, mean(inversions), max(inversions), max_possible)
+    igb = igb_inversion_number(columns, reference)
+    return RankStability(tuple(shared), n_groups, mean(inversions), max(inversions), max_possible, None, reference, igb)
 
 
 @dataclass(frozen=True)
 class GroupSummary:
-    """One table row: a group's statistics over its runs."""
+    """One table row: a group's statistics over its runs (its folds × seeds).
+
+    ``p_value`` is Welch's p against the best group, ``p_holm`` the same Holm-adjusted over the
+    block's tests; ``significant`` is ``p_holm < alpha``. ``seeds`` and ``folds`` list each run's
+    seed and fold (``""`` without one) in run order.
+    """
 
     label: str
     n: int
@@ -133,6 +199,18 @@ class GroupSummary:
     is_best: bool
     paper: PaperValue | None = None
     paper_gap_std: float = math.nan
+    folds: tuple[str, ...] = ()
+    p_holm: float = math.nan
+
+    @property
+    def n_seeds(self) -> int:
+        """The number of distinct seeds among the runs (a run without a seed counts as one)."""
+        return len(set(self.seeds))
+
+    @property
+    def n_folds(self) -> int:
+        """The number of distinct folds among the runs (1 for a dataset without folds)."""
+        return max(len(set(self.folds)), 1)
 
 
 @dataclass(frozen=True)
@@ -147,7 +225,10 @@ class BlockSummary:
 
 
 def _per_seed(group: Group, key: str) -> dict[int, float]:
-    """``{seed: value}``; runs repeating a seed are averaged, runs without a seed skipped."""
+    """``{seed: value}``; a seed's runs (its folds, any repeats) are averaged, runs without a seed skipped.
+
+    A seed's value over the folds is their mean, as IGB ranks the models of one seed by their mean
+    over its i.i.d. subgraphs."""
     by_seed: dict[int, list[float]] = {}
     for run in group.runs:
         if run.seed is not None:
@@ -155,27 +236,33 @@ def _per_seed(group: Group, key: str) -> dict[int, float]:
     return {seed: mean(values) for seed, values in by_seed.items()}
 
 
-def summarize_block(block: Block, alpha: float = DEFAULT_ALPHA) -> BlockSummary:
-    """Statistics of every group of ``block``; rows sorted best first (ties by label)."""
+def summarize_block(block: Block, alpha: float = DEFAULT_ALPHA, reference_seed: int | None = None) -> BlockSummary:
+    """Statistics of every group of ``block``; rows sorted best first (ties by label).
+
+    ``reference_seed`` is the reference ranking of IGB's inversion number (default: the smallest
+    seed every group has)."""
     test_key, val_key = f"test/{block.metric}", f"val/{block.metric}"
     tests = [[run.value(test_key) for run in group.runs] for group in block.groups]
     means = [mean(values) for values in tests]
     sign = -1.0 if block.higher_is_better else 1.0
     order = sorted(range(len(block.groups)), key=lambda i: (sign * means[i], block.groups[i].label))
     best = order[0]
+    p_values = [math.nan if i == best else welch_p_value(tests[best], tests[i]) for i in order]
     rows: list[GroupSummary] = []
     notes: list[str] = []
-    for i in order:
+    for i, p_value, p_holm in zip(order, p_values, holm(p_values)):
         group = block.groups[i]
         params = [run.value("num_params") for run in group.runs]
         finite_params = {p for p in params if math.isfinite(p)}
-        p_value = math.nan if i == best else welch_p_value(tests[best], tests[i])
         seeds = [run.seed for run in group.runs]
-        repeated = sorted({s for s in seeds if s is not None and seeds.count(s) > 1})
+        folds = [run.fold for run in group.runs]
+        replicates = list(zip(folds, seeds))
+        repeated = sorted({s for f, s in replicates if s is not None and replicates.count((f, s)) > 1})
         paper = paper_value(group.runs[0].config, block.metric)
         test_std = sample_std(tests[i])
         if repeated:
-            notes.append(f"{group.label}: seeds {repeated} occur more than once (averaged for rank stability)")
+            where = " of one fold" if any(folds) else ""
+            notes.append(f"{group.label}: seeds {repeated}{where} occur more than once (averaged for rank stability)")
         rows.append(
             GroupSummary(
                 label=group.label,
@@ -190,11 +277,13 @@ def summarize_block(block: Block, alpha: float = DEFAULT_ALPHA) -> BlockSummary:
                 time_per_epoch_s=mean([run.value("time_per_epoch_s") for run in group.runs]),
                 best_epoch=mean([run.value("best_epoch") for run in group.runs]),
                 p_value=p_value,
-                significant=math.isfinite(p_value) and p_value < alpha,
+                significant=math.isfinite(p_holm) and p_holm < alpha,
                 is_best=i == best,
                 paper=paper,
                 paper_gap_std=gap_in_std(means[i], test_std, paper),
+                folds=tuple(folds),
+                p_holm=p_holm,
             )
         )
-    rank = rank_stability([_per_seed(group, test_key) for group in block.groups])
+    rank = rank_stability([_per_seed(group, test_key) for group in block.groups], reference_seed)
     return BlockSummary(block=block, rows=rows, rank=rank, alpha=alpha, notes=notes)

@@ -1,9 +1,11 @@
 """Render block summaries as a markdown report or as CSV.
 
-Markdown: for each block a heading, a table (one row per group, best first), then the
-failed runs (path + status, never dropped), then one rank-stability line per block.
-CSV: one row per group (``kind=group``) and one per failed run (``kind=failed``), numbers
-at full precision, with each block's rank stability repeated on its group rows.
+Markdown: for each block a heading, a table (one row per group, best first), then, when
+there are several blocks, the rank table over them (:mod:`~graphbench.report.ranks`), then
+the failed runs (path + status, never dropped), then one rank-stability line per block.
+CSV: one row per group (``kind=group``), one per configuration of the rank table
+(``kind=rank``) and one per failed run (``kind=failed``), numbers at full precision, with
+each block's rank stability repeated on its group rows.
 """
 
 from __future__ import annotations
@@ -14,6 +16,7 @@ import math
 from collections.abc import Sequence
 
 from graphbench.report.collect import FailedRun
+from graphbench.report.ranks import RankTable
 from graphbench.report.stats import BlockSummary, GroupSummary, RankStability
 
 NOT_AVAILABLE: str = "n/a"
@@ -44,11 +47,17 @@ def format_params(row: GroupSummary) -> str:
     return f"{row.num_params:.0f}" if row.num_params_equal else f"{row.num_params:.1f} (mean)"
 
 
+def format_replicates(row: GroupSummary) -> str:
+    """``6 (3 × 2)``: runs (folds × seeds); ``5 of 3 × 2`` when some fold lacks a seed."""
+    grid = row.n_folds * row.n_seeds
+    return f"{row.n} ({row.n_folds} × {row.n_seeds})" if row.n == grid else f"{row.n} of {row.n_folds} × {row.n_seeds}"
+
+
 def significance_marker(row: GroupSummary) -> str:
-    """``best``; ``*`` if p < alpha; ``ns`` if not; ``n/a`` if the test is undefined."""
+    """``best``; ``*`` if the Holm-adjusted p < alpha; ``ns`` if not; ``n/a`` if the test is undefined."""
     if row.is_best:
         return "best"
-    if not math.isfinite(row.p_value):
+    if not math.isfinite(row.p_holm):
         return NOT_AVAILABLE
     return "*" if row.significant else "ns"
 
@@ -61,15 +70,18 @@ def block_title(summary: BlockSummary) -> str:
 
 
 def format_rank_stability(rank: RankStability) -> str:
-    """One line: mean and max inversion number over seed pairs (or why it is missing)."""
+    """One line: IGB's inversion number and the all-pairs inversion number (or why they are missing)."""
+    head = f"Rank stability across seeds ({IGB_CITATION}):"
     if rank.reason is not None:
-        return f"Rank stability (IGB inversion number; {IGB_CITATION}): not computed ({rank.reason})."
+        return f"{head} not computed ({rank.reason})."
     seeds = ", ".join(str(seed) for seed in rank.seeds)
+    others = len(rank.seeds) - 1
     return (
-        f"Rank stability (IGB inversion number; {IGB_CITATION}): "
-        f"mean {rank.mean_inversions:.2f}, max {rank.max_inversions} discordant group pairs "
-        f"over {rank.n_seed_pairs} seed pairs (seeds {seeds}; {rank.n_groups} groups; "
-        f"at most {rank.max_possible} per seed pair)."
+        f"{head} IGB's inversion number {rank.igb_inversions} (inversions against seed {rank.reference_seed}'s "
+        f"ranking, summed over the {others} other seed{'s' if others != 1 else ''}; at most {rank.igb_max_possible}); "
+        f"all-pairs inversion number mean {rank.mean_inversions:.2f}, max {rank.max_inversions} discordant group pairs "
+        f"over {rank.n_seed_pairs} seed pairs (at most {rank.max_possible} per seed pair); "
+        f"seeds {seeds}; {rank.n_groups} groups."
     )
 
 
@@ -80,17 +92,19 @@ def format_markdown_table(summary: BlockSummary) -> str:
     if summary.block.fixed:
         lines += [f"Fixed: {summary.block.fixed}", ""]
     with_paper = any(row.paper is not None for row in summary.rows)
+    tests = sum(1 for row in summary.rows if math.isfinite(row.p_value))
     legend = (
-        f"Values: mean ± sample std (ddof=1) over seeds. p: two-sided Welch's t-test (unequal variances) "
-        f"on test/{metric} vs the best group; * = p < {summary.alpha:g}, ns = not significant."
+        f"Values: mean ± sample std (ddof=1) over runs (folds × seeds). p: two-sided Welch's t-test (unequal "
+        f"variances) on test/{metric} vs the best group, Holm-corrected over the {tests} test{'s' if tests != 1 else ''} "
+        f"of this table; * = Holm p < {summary.alpha:g}, ns = not significant."
     )
     if with_paper:
         legend += " paper: the published value named by the config's `literature`; Δ = (mean − paper) / std over seeds."
     lines += [
         legend,
         "",
-        f"| config | test/{metric} (mean ± std) | val/{metric} (mean ± std) | n seeds | params "
-        "| time/epoch (s) | best epoch | p vs best | sig. |" + (" paper | Δ vs paper (std) |" if with_paper else ""),
+        f"| config | test/{metric} (mean ± std) | val/{metric} (mean ± std) | n (folds × seeds) | params "
+        "| time/epoch (s) | best epoch | p vs best (Holm) | sig. |" + (" paper | Δ vs paper (std) |" if with_paper else ""),
         "|---|---|---|---|---|---|---|---|---|" + ("---|---|" if with_paper else ""),
     ]
     for row in summary.rows:
@@ -98,11 +112,11 @@ def format_markdown_table(summary: BlockSummary) -> str:
             row.label,
             format_mean_std(row.test_mean, row.test_std),
             format_mean_std(row.val_mean, row.val_std),
-            str(row.n),
+            format_replicates(row),
             format_params(row),
             format_number(row.time_per_epoch_s, 2),
             format_number(row.best_epoch, 1),
-            "—" if row.is_best else format_p_value(row.p_value),
+            "—" if row.is_best else format_p_value(row.p_holm),
             significance_marker(row),
         ]
         if with_paper:
@@ -123,20 +137,57 @@ def format_failed(failed: Sequence[FailedRun]) -> str:
     return "\n".join(lines)
 
 
-def format_markdown(summaries: Sequence[BlockSummary], failed: Sequence[FailedRun]) -> str:
-    """The full report: tables, failed runs, rank-stability lines."""
+def format_rank_table(table: RankTable) -> str:
+    """The ranks of the configurations over the blocks, their averages, Friedman's test and Nemenyi's CD."""
+    lines = [
+        "## Ranks over datasets",
+        "",
+        "Rank of each configuration's mean test metric within each dataset (1 = best, ties share the average rank); "
+        "Friedman test and Nemenyi post-hoc over the average ranks (Demšar, JMLR 2006).",
+        "",
+        "| config | " + " | ".join(table.tasks) + " | average rank |",
+        "|---|" + "---|" * (len(table.tasks) + 1),
+    ]
+    for label, ranks, average in zip(table.configs, table.ranks, table.average_ranks):
+        lines.append(f"| {label} | " + " | ".join(f"{rank:g}" for rank in ranks) + f" | {average:.2f} |")
+    k, n = len(table.configs), len(table.tasks)
+    if math.isfinite(table.friedman_p):
+        verdict = "rejects" if table.friedman_rejects else "does not reject"
+        friedman = (
+            f"Friedman test (k = {k} configurations, N = {n} datasets): chi² = {table.friedman_statistic:.4f}, "
+            f"p = {format_p_value(table.friedman_p)}; it {verdict} equal ranks at α = {table.alpha:g}."
+        )
+    else:
+        friedman = f"Friedman test: not computed ({table.reason})."
+    lines += ["", friedman]
+    if math.isfinite(table.critical_difference):
+        pairs = ", ".join(f"{better} > {worse}" for better, worse in table.different_pairs()) or "none"
+        caveat = "" if table.friedman_rejects else " (a post-hoc answer only counts when Friedman rejects)"
+        lines.append(
+            f"Nemenyi critical difference (α = {table.alpha:g}): CD = {table.critical_difference:.4f}; "
+            f"pairs whose average ranks differ by more: {pairs}{caveat}."
+        )
+    if table.left_out:
+        lines.append(f"Left out (not run on every dataset): {', '.join(table.left_out)}.")
+    return "\n".join(lines)
+
+
+def format_markdown(summaries: Sequence[BlockSummary], failed: Sequence[FailedRun], ranks: RankTable | None = None) -> str:
+    """The full report: tables, the rank table over blocks (when given), failed runs, rank-stability lines."""
     parts = [format_markdown_table(summary) for summary in summaries]
     if not summaries:
         parts.append("No completed runs.")
+    if ranks is not None:
+        parts.append(format_rank_table(ranks))
     parts.append(format_failed(failed))
-    ranks = [
+    stability = [
         format_rank_stability(summary.rank)
         if len(summaries) == 1
         else f"[{block_title(summary)}] {format_rank_stability(summary.rank)}"
         for summary in summaries
     ]
-    if ranks:
-        parts.append("\n".join(ranks))
+    if stability:
+        parts.append("\n".join(stability))
     return "\n\n".join(parts) + "\n"
 
 
@@ -146,7 +197,10 @@ CSV_COLUMNS: tuple[str, ...] = (
     "metric",
     "higher_is_better",
     "config",
+    "n_runs",
+    "n_folds",
     "n_seeds",
+    "folds",
     "seeds",
     "test_mean",
     "test_std_ddof1",
@@ -156,12 +210,18 @@ CSV_COLUMNS: tuple[str, ...] = (
     "time_per_epoch_s",
     "best_epoch",
     "p_value_vs_best",
+    "p_value_vs_best_holm",
     "significant",
     "is_best",
     "alpha",
     "rank_inversions_mean",
     "rank_inversions_max",
     "rank_seed_pairs",
+    "rank_inversions_igb",
+    "rank_reference_seed",
+    "average_rank",
+    "friedman_p",
+    "critical_difference",
     "path",
     "status",
     "paper_value",
@@ -176,8 +236,8 @@ def _csv_number(value: float) -> str:
     return repr(value) if math.isfinite(value) else ""
 
 
-def format_csv(summaries: Sequence[BlockSummary], failed: Sequence[FailedRun]) -> str:
-    """Group rows and failed-run rows in one CSV (see :data:`CSV_COLUMNS`)."""
+def format_csv(summaries: Sequence[BlockSummary], failed: Sequence[FailedRun], ranks: RankTable | None = None) -> str:
+    """Group rows, rank-table rows and failed-run rows in one CSV (see :data:`CSV_COLUMNS`)."""
     buffer = io.StringIO()
     writer = csv.DictWriter(buffer, fieldnames=CSV_COLUMNS, lineterminator="\n")
     writer.writeheader()
@@ -191,7 +251,10 @@ def format_csv(summaries: Sequence[BlockSummary], failed: Sequence[FailedRun]) -
                     "metric": block.metric,
                     "higher_is_better": block.higher_is_better,
                     "config": row.label,
-                    "n_seeds": row.n,
+                    "n_runs": row.n,
+                    "n_folds": row.n_folds,
+                    "n_seeds": row.n_seeds,
+                    "folds": " ".join(fold.replace(" ", ",") or "-" for fold in row.folds),
                     "seeds": " ".join("?" if s is None else str(s) for s in row.seeds),
                     "test_mean": _csv_number(row.test_mean),
                     "test_std_ddof1": _csv_number(row.test_std),
@@ -201,18 +264,34 @@ def format_csv(summaries: Sequence[BlockSummary], failed: Sequence[FailedRun]) -
                     "time_per_epoch_s": _csv_number(row.time_per_epoch_s),
                     "best_epoch": _csv_number(row.best_epoch),
                     "p_value_vs_best": _csv_number(row.p_value),
+                    "p_value_vs_best_holm": _csv_number(row.p_holm),
                     "significant": row.significant,
                     "is_best": row.is_best,
                     "alpha": summary.alpha,
                     "rank_inversions_mean": _csv_number(rank.mean_inversions),
                     "rank_inversions_max": "" if rank.reason else rank.max_inversions,
                     "rank_seed_pairs": rank.n_seed_pairs,
+                    "rank_inversions_igb": "" if rank.reason else rank.igb_inversions,
+                    "rank_reference_seed": "" if rank.reference_seed is None else rank.reference_seed,
                     "path": "",
                     "status": "completed",
                     "paper_value": _csv_number(row.paper.value) if row.paper else "",
                     "paper_std": _csv_number(row.paper.std) if row.paper and row.paper.std is not None else "",
                     "paper_source": row.paper.source if row.paper else "",
                     "paper_gap_std": _csv_number(row.paper_gap_std),
+                }
+            )
+    if ranks is not None:
+        for label, average in zip(ranks.configs, ranks.average_ranks):
+            writer.writerow(
+                {
+                    "kind": "rank",
+                    "dataset": " ".join(ranks.tasks),
+                    "config": label,
+                    "alpha": ranks.alpha,
+                    "average_rank": _csv_number(average),
+                    "friedman_p": _csv_number(ranks.friedman_p),
+                    "critical_difference": _csv_number(ranks.critical_difference),
                 }
             )
     for run in failed:
