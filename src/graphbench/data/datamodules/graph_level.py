@@ -12,6 +12,7 @@ from torch import Tensor
 from torch.utils.data import DataLoader
 from torch_geometric.transforms import BaseTransform
 
+from graphbench.data.io.raw_manifest import load_or_build_from_raw
 from graphbench.data.io.raw_root import RawRoot
 from graphbench.data.sources.base import Source
 from graphbench.data.store.batching import GraphIds, graph_loader
@@ -115,6 +116,8 @@ class GraphLevelDataModule(L.LightningDataModule):
         self._on_device: dict[torch.device, DeviceStore] = {}
         self.dataset: GraphStore | None = None
         self.splits: dict[str, Tensor] = {}
+        #: the digest of the MD5s of the raw files the processed data was built from (set by _processed)
+        self._raw_key: str | None = None
 
     @property
     def data_dir(self) -> Path:
@@ -147,19 +150,30 @@ class GraphLevelDataModule(L.LightningDataModule):
         count = self.source.expected_num_graphs()
         return self.name if count is None else f"{self.name} ({count:,} graphs)"
 
-    def _cache_path(self, *extra: object) -> Path:
+    def _source_key(self) -> str:
         source = self.source
-        key = cache_key(type(source).__qualname__, source.version, self.name, *source.cache_params(), *extra)
+        return cache_key(type(source).__qualname__, source.version, self.name, *source.cache_params())
+
+    def _cache_path(self, *extra: object, raw_key: str | None = None) -> Path:
+        """The cache file of the processed data (of ``extra``: PE, sampler precomputations): its key
+        covers the source, its parameters and the MD5s of the raw files it was built from
+        (``raw_key``, by default the one :meth:`_processed` found)."""
+        key = cache_key(self._source_key(), raw_key or self._raw_key, *extra)
         return self.cache_dir / f"{self.name}-{key}.pt"
 
     def _processed(self) -> dict[str, Any]:
         self.source.check_raw_files(self.raw)
 
-        def build() -> dict[str, Any]:
-            store, splits = self.source.build(self.raw)
+        def build(raw: RawRoot) -> dict[str, Any]:
+            store, splits = self.source.build(raw)
             return {"store": store.state(), "splits": splits}
 
-        return load_or_build(self._cache_path(), build, self._build_label())
+        # the raw files a build of this source read are checked under data_dir before any cache is used
+        record = self.cache_dir / f"{self.name}-{self._source_key()}.raw.json"
+        processed, self._raw_key = load_or_build_from_raw(
+            record, lambda raw_key: self._cache_path(raw_key=raw_key), self.raw, build, self._build_label()
+        )
+        return processed
 
     def _with_pe(self) -> dict[str, Any]:
         base = self._processed()

@@ -32,14 +32,19 @@ def md5sum(path: Path, chunk: int = 1 << 20) -> str:
     return digest.hexdigest()
 
 
+def md5_mismatch(path: Path, actual: str, expected: str) -> DataError:
+    """The error for a file whose MD5 ``actual`` differs from the published ``expected``."""
+    return DataError(
+        f"{path} is corrupted or not the official file: MD5 {actual}, expected {expected}. "
+        "Replace it with the official file (delete it and re-download)."
+    )
+
+
 def verify_md5(path: Path, expected: str) -> None:
     """Raise a :class:`DataError` naming the file when its MD5 differs from the published one."""
     actual = md5sum(path)
     if actual != expected:
-        raise DataError(
-            f"{path} is corrupted or not the official file: MD5 {actual}, expected {expected}. "
-            "Replace it with the official file (delete it and re-download)."
-        )
+        raise md5_mismatch(path, actual, expected)
 
 
 def _download(url: str, dest: Path, timeout_s: float) -> None:
@@ -78,6 +83,15 @@ def data_root_writable(data_dir: Path) -> bool:
     return False
 
 
+def _how_many_missing(missing: int, total: int) -> str:
+    """``none of its 8 files is there``, ``3 of its 8 files are missing``, ..."""
+    if total == 1:
+        return "its one file is not there"
+    if missing == total:
+        return f"none of its {total} files is there"
+    return f"{missing} of its {total} files {'is' if missing == 1 else 'are'} missing"
+
+
 def ensure_raw_files(data_dir: Path, files: list[RawFile], dataset: str, download: bool, timeout_s: float = 10.0) -> list[Path]:
     """Locate (and verify) the raw files of ``dataset`` under ``data_dir``.
 
@@ -104,6 +118,7 @@ def ensure_raw_files(data_dir: Path, files: list[RawFile], dataset: str, downloa
         missing = [(f, p) for f, p in missing if not p.exists()]
     if missing:
         lines = "\n".join(f"  - {p}" + (f"  (official URL: {f.url})" if f.url else "") for f, p in missing)
+        count = _how_many_missing(len(missing), len(files))
         fetchable = any(f.url is not None for f, _ in missing)
         if not fetchable:
             why = ""
@@ -114,7 +129,7 @@ def ensure_raw_files(data_dir: Path, files: list[RawFile], dataset: str, downloa
         else:
             why = ("\nDownload failed:\n  " + "\n  ".join(failures)) if failures else ""
         raise DataError(
-            f"Raw files of {dataset} not found under data root {root}:\n{lines}\n"
+            f"Raw files of {dataset} not found under data root {root} ({count}):\n{lines}\n"
             f"Put the official files there, or point paths.data_dir (env GRAPHBENCH_DATA) at a folder "
             f"that holds them.{why}"
         )

@@ -14,10 +14,14 @@ Robustness rules (a cache is derived data: it can always be rebuilt, but is neve
 - Cache files are created with ``0o666`` filtered through the umask (and default ACLs), like any
   file a user writes, so a cache directory shared by a group stays usable by the group.
 - A cache directory that cannot be created or written is a :class:`ConfigError` naming the fix.
+- Builders take :func:`cache_lock` on ``<entry>.lock`` and remove that file when they release it, so
+  a cache directory holds no lock files between builds (see :func:`cache_lock` for why removing a
+  ``flock``-ed file is safe with the inode check on acquiring).
 """
 
 from __future__ import annotations
 
+import fcntl
 import hashlib
 import logging
 import os
@@ -25,12 +29,12 @@ import re
 import secrets
 import socket
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from pathlib import Path
-from typing import Any, TypeVar
+from typing import IO, Any, TypeVar
 
 import torch
-from filelock import FileLock
 
 from graphbench.errors import ConfigError
 
@@ -75,8 +79,9 @@ def require_writable_dir(directory: Path) -> None:
         raise _not_writable(directory, "no write permission")
 
 
-def atomic_torch_save(obj: Any, path: Path) -> None:
-    """Save to a temporary file in the same directory, then rename it into place (atomic on POSIX).
+def atomic_write(path: Path, write: Callable[[IO[bytes]], None]) -> None:
+    """Call ``write`` on a temporary file in ``path``'s directory, then rename it into place (atomic
+    on POSIX).
 
     The temporary file is created with mode ``0o666`` minus the umask and is named
     ``.<name>.<host>-<pid>.<random>.tmp`` so that :func:`remove_stale_tmp_files` can tell whether
@@ -95,7 +100,7 @@ def atomic_torch_save(obj: Any, path: Path) -> None:
             raise _not_writable(path.parent, f"cannot create {tmp.name}: {exc.strerror or exc}") from None
     try:
         with os.fdopen(fd, "wb") as handle:
-            torch.save(obj, handle)
+            write(handle)
             handle.flush()
             os.fsync(handle.fileno())
         os.replace(tmp, path)
@@ -109,6 +114,53 @@ def atomic_torch_save(obj: Any, path: Path) -> None:
         raise
 
 
+def atomic_torch_save(obj: Any, path: Path) -> None:
+    """``torch.save`` through :func:`atomic_write`: readers see the old file or the whole new one."""
+    atomic_write(path, lambda handle: torch.save(obj, handle))
+
+
+@contextmanager
+def cache_lock(path: Path) -> Iterator[None]:
+    """Hold an exclusive ``flock`` on the file ``path`` (created if needed) and remove the file on release.
+
+    Removing a lock file is only safe with a check on acquiring, which this makes: the holder unlinks
+    the path *while it still holds the lock*, so a waiter that then obtains the lock holds an inode
+    that no longer is ``path``; it sees that (``path`` is gone or is another inode), lets go and
+    locks the current file instead. So at most one process holds the lock on the inode that ``path``
+    names, and a directory keeps no lock files between builds. A holder that is killed releases the
+    ``flock`` with its process; the next holder takes the file it left and removes it. (``filelock``'s
+    ``FileLock`` keeps the file on POSIX for want of this check, and ``SoftFileLock`` would stay
+    locked forever after a crash.)
+    """
+    path = Path(path)
+    while True:
+        try:
+            fd = os.open(path, os.O_RDWR | os.O_CREAT, 0o666)
+        except OSError as exc:
+            raise _not_writable(path.parent, f"cannot lock {path.name}: {exc.strerror or exc}") from None
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX)
+            held = os.fstat(fd)
+            try:
+                current = os.stat(path)
+            except FileNotFoundError:
+                current = None
+        except BaseException:
+            os.close(fd)
+            raise
+        if current is not None and (current.st_dev, current.st_ino) == (held.st_dev, held.st_ino):
+            break
+        os.close(fd)  # the previous holder removed this inode: lock the file that path names now
+    try:
+        yield
+    finally:
+        try:
+            os.unlink(path)
+        except OSError as exc:  # removed by hand meanwhile, or the directory turned read-only: harmless
+            log.debug("could not remove the lock file %s: %s", path, exc)
+        os.close(fd)
+
+
 def _pid_runs(pid: int) -> bool:
     try:
         os.kill(pid, 0)
@@ -119,9 +171,9 @@ def _pid_runs(pid: int) -> bool:
     return True
 
 
-#: the temporary files this module writes: ``.<entry>.pt.<host>-<pid>.<8 hex>.tmp``, and the
-#: ``.<entry>.pt.<8 chars>.tmp`` names of ``tempfile.mkstemp`` that earlier versions wrote
-_TMP_NAME = re.compile(r"^\.(?P<entry>.+\.pt)\.(?:(?P<host>[^.]+)-(?P<pid>\d+)\.[0-9a-f]{8}|[a-z0-9_]{8})\.tmp$")
+#: the temporary files this module writes: ``.<entry>.<host>-<pid>.<8 hex>.tmp`` (entries end in ``.pt``
+#: or ``.json``), and the ``.<entry>.pt.<8 chars>.tmp`` names of ``tempfile.mkstemp`` that earlier versions wrote
+_TMP_NAME = re.compile(r"^\.(?P<entry>.+\.(?:pt|json))\.(?:(?P<host>[^.]+)-(?P<pid>\d+)\.[0-9a-f]{8}|[a-z0-9_]{8})\.tmp$")
 
 
 def _stale_reason(tmp: Path, now: float) -> str | None:
@@ -199,15 +251,18 @@ def _load(path: Path) -> Any:
         ) from None
 
 
-def load_or_build(path: Path, build: Callable[[], T], label: str | None = None) -> T:
+def load_or_build(path: Path, build: Callable[[], T], label: str | None = None, announce: bool = True) -> T:
     """Return the object cached at ``path``; build and cache it first if it is absent or unreadable.
 
-    The lock makes concurrent callers wait for the first builder instead of building again; the
-    atomic rename means a crash mid-build leaves no file behind, only the old state (and a
-    temporary file that a later call removes, see :func:`remove_stale_tmp_files`). An entry that
-    cannot be read is moved aside to ``<name>.corrupt-<timestamp>`` with one warning and rebuilt.
-    ``label`` (e.g. ``"peptides-func (15,535 graphs)"``) names what is built in the log lines that
-    announce a build and its duration (logger ``graphbench.data.store.cache``, INFO).
+    The lock (:func:`cache_lock` on ``<path>.lock``, removed again on release) makes concurrent
+    callers wait for the first builder instead of building again; the atomic rename means a crash
+    mid-build leaves no file behind, only the old state (and a temporary file that a later call
+    removes, see :func:`remove_stale_tmp_files`). An entry that cannot be read is moved aside to
+    ``<name>.corrupt-<timestamp>`` with one warning and rebuilt. ``label`` (e.g.
+    ``"peptides-func (15,535 graphs)"``) names what is built in the log lines that announce a build
+    and its duration (logger ``graphbench.data.store.cache``, INFO); with ``announce`` false, the
+    first line is left to ``build`` (which can announce itself once its inputs are found, see
+    :func:`build_announcement`).
     """
     path = Path(path)
     remove_stale_tmp_files(path.parent)
@@ -219,12 +274,7 @@ def load_or_build(path: Path, build: Callable[[], T], label: str | None = None) 
         except Exception as exc:
             log.debug("cache file %s not loaded without the lock (%s)", path, _first_line(exc))
     require_writable_dir(path.parent)
-    try:
-        lock = FileLock(str(path) + ".lock")
-        lock.acquire()
-    except OSError as exc:
-        raise _not_writable(path.parent, f"cannot lock {path.name}.lock: {exc.strerror or exc}") from None
-    try:
+    with cache_lock(path.with_name(path.name + ".lock")):
         if path.exists():
             try:
                 return _load(path)
@@ -235,11 +285,25 @@ def load_or_build(path: Path, build: Callable[[], T], label: str | None = None) 
                 log.warning(
                     "cache file %s cannot be read (%s); moved it to %s and rebuilding it", path, _first_line(exc), moved.name
                 )
-        log.info("processing %s: building the processed cache %s ...", label or path.stem, path)
+        if announce:
+            build_announcement(path, label)()
         start = time.perf_counter()
         obj = build()
         atomic_torch_save(obj, path)
         log.info("processed %s in %.1f s", label or path.stem, time.perf_counter() - start)
         return obj
-    finally:
-        lock.release()
+
+
+def build_announcement(where: Path | str, label: str | None = None) -> Callable[[], None]:
+    """A callable that logs ``processing <label>: building the processed cache <where> ...`` the first
+    time it is called (and does nothing after): a build calls it once its raw files are found, so
+    that a build that cannot start (missing files) is not announced."""
+    said = False
+
+    def announce() -> None:
+        nonlocal said
+        if not said:
+            said = True
+            log.info("processing %s: building the processed cache %s ...", label or Path(where).stem, where)
+
+    return announce
