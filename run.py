@@ -23,6 +23,7 @@ from graphbench.distributed import is_rank_zero
 from graphbench.errors import GraphbenchError
 from graphbench.naming import run_group_from_overrides
 from graphbench.record import INTERRUPTED, PREEMPTED, exit_code
+from graphbench.run_dir import default_resume
 
 
 @hydra.main(version_base="1.3", config_path="conf", config_name="config")
@@ -31,14 +32,15 @@ def main(cfg: DictConfig) -> float | None:
     if cfg.get("run_group") is None:  # the W&B group: this job's overrides minus the seed (graphbench.naming)
         with open_dict(cfg):
             cfg.run_group = run_group_from_overrides(list(HydraConfig.get().overrides.task))
-    submitit = "submitit" in str(HydraConfig.get().launcher.get("_target_", ""))
+    launcher = str(HydraConfig.get().launcher.get("_target_", ""))
+    submitit = "submitit" in launcher
     if cfg.get("resume") is None:  # job arrays are requeued: there, a run resumes by default
         with open_dict(cfg):
-            cfg.resume = "auto" if submitit else "never"
+            cfg.resume = default_resume(launcher)
     multirun = HydraConfig.get().mode == RunMode.MULTIRUN
     try:
         record = run_task(cfg)
-    except GraphbenchError as exc:  # raised only before the run directory exists
+    except GraphbenchError as exc:  # raised only before the run claims its directory (nothing written there)
         print(f"error: {exc}", file=sys.stderr, flush=True)
         if multirun:
             return None

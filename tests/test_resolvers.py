@@ -3,6 +3,7 @@ exists, else ./data (conf/paths/default.yaml, graphbench.resolvers)."""
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 
 import pytest
@@ -10,7 +11,7 @@ from hydra import compose, initialize_config_dir
 from hydra.core.global_hydra import GlobalHydra
 from omegaconf import OmegaConf
 
-from graphbench.resolvers import FIRST_EXISTING_DIR, first_existing_dir
+from graphbench.resolvers import FIRST_EXISTING_DIR, RUN_SUFFIX, first_existing_dir
 from tests.paths import CONF
 
 
@@ -79,3 +80,17 @@ def test_first_existing_dir_needs_a_candidate() -> None:
     assert first_existing_dir("/no/such/dir", "/no/other") == "/no/such/dir"
     with pytest.raises(ValueError, match="at least one directory"):
         first_existing_dir()
+
+
+def test_run_suffix_is_fixed_within_a_config_and_differs_between_configs() -> None:
+    make = lambda: OmegaConf.create({"a": f"x_${{{RUN_SUFFIX}:}}", "b": {"c": f"${{{RUN_SUFFIX}:}}"}})  # noqa: E731
+    first = make()
+    assert re.fullmatch(r"x_[0-9a-f]{6}", first.a)
+    assert first.a == f"x_{first.b.c}" and first.b.c == first.b.c  # one draw per config, however often resolved
+    assert len({make().b.c for _ in range(5)}) == 5  # 16**6 values: a repeat among 5 is a one-in-a-million event
+
+
+def test_run_and_sweep_dirs_end_in_microseconds_and_the_suffix() -> None:
+    raw = OmegaConf.load(CONF / "hydra" / "default.yaml")
+    for key in ("run", "sweep"):
+        assert OmegaConf.to_container(raw)[key]["dir"].endswith(f"/${{now:%H-%M-%S-%f}}_${{{RUN_SUFFIX}:}}")

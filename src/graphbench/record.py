@@ -82,6 +82,11 @@ class RunRecord:
     checkpoint callback kept) and ``test/<m>`` (evaluated with that checkpoint); a metric that was not
     finite is ``None``. ``replicate_keys`` are the dotted config keys whose value follows from the seed
     (the seed itself, run names interpolating it): the report ignores them when it groups runs.
+
+    Every ending fills what is known by then: a run that stopped early (interrupted, preempted,
+    diverged, failed) still has ``epochs_trained``, ``best_epoch`` and the train/val metrics of the
+    best epoch so far, and ``history`` (one ``{epoch, lr, train/*, val/*}`` entry per finished
+    epoch); ``test/<m>`` only where the test ran.
     """
 
     status: str
@@ -97,6 +102,7 @@ class RunRecord:
     best_epoch: int | None = None
     epochs_trained: int | None = None
     metrics: dict[str, float | None] = field(default_factory=dict)
+    history: list[dict[str, float | None]] = field(default_factory=list)
     time_per_epoch_s: float | None = None
     total_time_s: float | None = None
     peak_memory_mb: float | None = None
@@ -111,12 +117,26 @@ class RunRecord:
     def to_json(self) -> str:
         return json.dumps(self.to_dict(), indent=2, default=str, allow_nan=False)
 
-    def write(self, path: Path) -> None:
-        """Write atomically: a temporary file beside ``path``, then a rename."""
+    def write(self, path: Path, exclusive: bool = False) -> None:
+        """Write atomically: a temporary file beside ``path``, then a rename. With ``exclusive``, the
+        temporary file is hard-linked to ``path`` instead, which fails with ``FileExistsError`` when
+        ``path`` exists: of two runs claiming one directory at once, exactly one wins."""
         path = Path(path)
         tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
         tmp.write_text(self.to_json())
-        tmp.replace(path)
+        if not exclusive:
+            tmp.replace(path)
+            return
+        try:
+            try:
+                os.link(tmp, path)
+            except FileExistsError:
+                raise
+            except OSError:  # a file system without hard links: claim the name empty, then fill it
+                os.close(os.open(path, os.O_CREAT | os.O_EXCL | os.O_WRONLY))
+                tmp.replace(path)
+        finally:
+            tmp.unlink(missing_ok=True)
 
     @classmethod
     def from_dict(cls, data: dict[str, Any]) -> RunRecord:

@@ -10,15 +10,23 @@ so ``paths.data_dir`` is ``$GRAPHBENCH_DATA`` if set, else ``./data`` if it exis
 ``../shared/data`` (the read-only data folder beside a checkout) if it exists, else ``./data`` (which
 the missing-files message then names). Relative paths are taken from the working directory at
 resolution time (Hydra does not change it: ``hydra.job.chdir=false``) and returned as given.
+
+``${gb.run_suffix:}``: a short random name part (6 hex digits), drawn once per config like Hydra's
+``${now:...}`` (cached; Hydra copies the cache into a sweep's job configs, also to submitit's job
+processes). ``conf/hydra/default.yaml`` ends run and sweep directory names with it, after the time
+to the microsecond, so two runs started at the same moment (a shell loop, a job array) never share a
+directory: ``outputs/2025-01-31/14-05-09-123456_3fa9c2``.
 """
 
 from __future__ import annotations
 
+import secrets
 from pathlib import Path
 
 from omegaconf import OmegaConf
 
 FIRST_EXISTING_DIR = "gb.first_existing_dir"
+RUN_SUFFIX = "gb.run_suffix"
 
 
 def first_existing_dir(*candidates: str) -> str:
@@ -31,8 +39,16 @@ def first_existing_dir(*candidates: str) -> str:
     return str(candidates[0])
 
 
+def run_suffix() -> str:
+    """Six random hex digits: ``16**6`` (about 17 million) names per microsecond."""
+    return secrets.token_hex(3)
+
+
 def register_resolvers() -> None:
     """Register graphbench's resolvers once per process (importing graphbench calls this)."""
     if not OmegaConf.has_resolver(FIRST_EXISTING_DIR):
         # not cached: a run resolves it again in its own working directory and environment
         OmegaConf.register_new_resolver(FIRST_EXISTING_DIR, first_existing_dir, use_cache=False)
+    if not OmegaConf.has_resolver(RUN_SUFFIX):
+        # cached, as Hydra's ${now:...}: one config names one directory however often it is resolved
+        OmegaConf.register_new_resolver(RUN_SUFFIX, run_suffix, use_cache=True)

@@ -1,4 +1,5 @@
-"""The frame of every run, training or analysis task: the run directory, ``resume=auto``'s skip of a
+"""The frame of every run, training or analysis task: the run directory (one run each: a directory
+that records another run is refused, :mod:`graphbench.run_dir`), ``resume=auto``'s skip of a
 completed run, a truthful ``status`` in ``results.json`` on every exit path (``running`` while it
 works, then ``completed``, ``failed: ...``, ``diverged at epoch N``, ``interrupted`` or
 ``preempted``), and the loggers finished with that status."""
@@ -32,14 +33,14 @@ from graphbench.record import (
     exit_code,
     failed,
 )
+from graphbench.run_dir import existing_run, recorded_status, usable_dir
+from graphbench.run_dir import resume_mode as checked_resume
 from graphbench.signals import Preempted, SignalState, run_signals
 
 log = logging.getLogger(__name__)
 
 #: the file beside ``results.json`` that holds the traceback of an unexpected error
 ERROR_LOG: str = "error.log"
-#: ``resume``: ``auto`` skips a completed run and continues an interrupted one from its last checkpoint
-RESUME_MODES: tuple[str, ...] = ("never", "auto")
 
 
 @dataclass
@@ -62,32 +63,44 @@ OtherRank = Callable[[DictConfig, bool], RunRecord]
 
 
 def resume_mode(cfg: DictConfig) -> str:
-    resume = str(cfg.get("resume") or "never")
-    if resume not in RESUME_MODES:
-        raise ConfigError(f"resume={resume!r} is not one of {list(RESUME_MODES)}")
-    return resume
+    """``cfg.resume``, checked: ``never`` (also when unset) or ``auto``."""
+    return checked_resume(cfg.get("resume"))
 
 
 def recorded_run(cfg: DictConfig, body: RunBody, other_rank: OtherRank | None = None) -> RunRecord:
     """Run ``body`` in ``paths.output_dir`` and return its record, also in ``results.json`` there.
-    With ``resume=auto`` a directory holding a completed run is skipped. ``other_rank``, when given,
-    runs instead of the frame in a process that is not rank 0 (``is_rank_zero``)."""
+
+    The directory must hold no other run: one whose ``results.json`` records a run is refused
+    (:class:`ConfigError`, before anything is written) unless ``resume=auto`` and the recorded config
+    equals this one (:func:`graphbench.run_dir.existing_run`); then a completed run is skipped and
+    any other continues. A fresh run claims the directory atomically (of two runs started in one
+    directory at once, one is refused). ``other_rank``, when given, runs instead of the frame in a
+    process that is not rank 0 (``is_rank_zero``)."""
     output_dir = Path(cfg.paths.output_dir)
-    try:
-        output_dir.mkdir(parents=True, exist_ok=True)
-    except OSError as exc:
-        raise ConfigError(
-            f"cannot create the run directory {output_dir} ({exc.strerror}); choose another with hydra.run.dir=<dir>"
-        ) from None
+    usable_dir(output_dir, "hydra.run.dir")
     results_path = output_dir / RESULTS_FILENAME
     resume = resume_mode(cfg) == "auto"
-    previous = completed_record(results_path) if resume else None
-    if previous is not None:
+    if other_rank is not None and not is_rank_zero():  # rank 0 checks and claims the directory
+        previous = completed_record(results_path) if resume else None
+        return previous if previous is not None else other_rank(cfg, resume)
+    try:
+        config: dict[str, Any] | None = OmegaConf.to_container(cfg, resolve=True)  # type: ignore[assignment]
+    except Exception:  # an unresolvable value: the body fails on it below, with the run recorded
+        config = None
+    previous = existing_run(output_dir, resume, config)
+    if previous is not None and previous.completed:
         log.info("skipped: %s already holds a completed run (resume=auto)", output_dir)
         return previous
-    if other_rank is not None and not is_rank_zero():
-        return other_rank(cfg, resume)
     record = RunRecord(status=RUNNING, config={}, run_dir=str(output_dir))
+    if previous is None:  # claim the directory; under resume, an unreadable record is overwritten
+        try:
+            record.write(results_path, exclusive=True)
+        except FileExistsError:
+            if not (resume and recorded_status(results_path) == "unreadable"):
+                raise ConfigError(
+                    f"{output_dir} was just claimed by another run; start this one in a new directory "
+                    "(leave hydra.run.dir / hydra.sweep.dir unset, or name an unused one)"
+                ) from None
     start = time.perf_counter()
     with run_signals() as signals:
         frame = RunFrame(output_dir, signals, resume)

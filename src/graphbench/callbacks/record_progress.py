@@ -1,0 +1,47 @@
+"""Keeps a run's record up to date epoch by epoch, so that every ending writes what is known."""
+
+from __future__ import annotations
+
+import lightning as L
+from lightning.pytorch.callbacks import Checkpoint
+
+from graphbench.callbacks.history import EpochHistory
+from graphbench.callbacks.resources import ResourceTracker
+from graphbench.record import RunRecord
+
+
+def fill_from_history(record: RunRecord, history: EpochHistory, tracker: ResourceTracker | None = None) -> None:
+    """Set ``record``'s ``epochs_trained``, ``history``, and, once a best epoch was checkpointed, its
+    ``best_epoch`` and ``metrics`` (the ``train/*`` and ``val/*`` values of that epoch, without the
+    ``*_best`` running maxima); ``time_per_epoch_s`` from ``tracker`` when given."""
+    record.epochs_trained = len(history.epochs)
+    record.history = [dict(epoch) for epoch in history.epochs]
+    best = history.best_record()
+    if best is not None:
+        record.best_epoch = int(best["epoch"])
+        record.metrics = {k: v for k, v in best.items() if k.startswith(("train/", "val/")) and not k.endswith("_best")}
+    if tracker is not None:
+        record.time_per_epoch_s = tracker.time_per_epoch_s
+
+
+class RecordProgress(Checkpoint):
+    """After every training epoch (and once training starts, after a resumed run restored its
+    history), fills ``record`` from ``history`` (:func:`fill_from_history`). However the run then ends
+    (interrupted, preempted, diverged, failed), the run frame writes a ``results.json`` holding the
+    epochs trained, the best epoch so far with its train/val metrics, and the history.
+
+    A ``Checkpoint`` subclass for the order Lightning calls it in (metric-monitoring callbacks last,
+    in the order given): it must come after ``history`` in the Trainer's callback list.
+    """
+
+    def __init__(self, record: RunRecord, history: EpochHistory, tracker: ResourceTracker | None = None) -> None:
+        self.record = record
+        self.history = history
+        self.tracker = tracker
+
+    def on_train_start(self, trainer: L.Trainer, pl_module: L.LightningModule) -> None:
+        if self.history.epochs:  # resumed: the epochs before the interruption
+            fill_from_history(self.record, self.history, self.tracker)
+
+    def on_train_epoch_end(self, trainer: L.Trainer, pl_module: L.LightningModule) -> None:
+        fill_from_history(self.record, self.history, self.tracker)
