@@ -7,6 +7,8 @@ import os
 import signal
 
 import pytest
+import torch
+import torch.multiprocessing
 from threadpoolctl import threadpool_info
 
 from graphbench.processes import map_chunks, usable_cores
@@ -67,3 +69,19 @@ def test_workers_leave_a_runs_signals_to_the_parent() -> None:
         assert signal.pthread_sigmask(signal.SIG_BLOCK, []) == set()  # the parent's mask is back
     assert all(pid != os.getpid() for _, _, pid in out)
     assert all(handlers == ignored and blocked == set() for handlers, blocked, _ in out)
+
+
+def _strategy_and_tensor(chunk: int) -> tuple[str, torch.Tensor]:
+    return torch.multiprocessing.get_sharing_strategy(), torch.full((3,), float(chunk))
+
+
+def test_workers_send_tensors_through_files() -> None:
+    previous = torch.multiprocessing.get_sharing_strategy()
+    torch.multiprocessing.set_sharing_strategy("file_descriptor")
+    try:
+        results = map_chunks(_strategy_and_tensor, [1, 2], workers=2)
+        assert torch.multiprocessing.get_sharing_strategy() == "file_system"
+    finally:
+        torch.multiprocessing.set_sharing_strategy(previous)
+    assert [strategy for strategy, _ in results] == ["file_system", "file_system"]
+    assert [tensor.tolist() for _, tensor in results] == [[1.0, 1.0, 1.0], [2.0, 2.0, 2.0]]

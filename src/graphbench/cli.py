@@ -9,6 +9,7 @@ from omegaconf import DictConfig
 
 from graphbench.info import SPLITS
 from graphbench.instantiate import METADATA_KEYS, build
+from graphbench.processes import share_tensors_through_files
 from graphbench.record import RunRecord
 
 
@@ -41,6 +42,7 @@ def format_summary(record: RunRecord) -> str:
 
 
 def run_task(cfg: DictConfig) -> RunRecord:
+    share_tensors_through_files()  # before any DataLoader forks its workers
     task = build(cfg.task, "task", METADATA_KEYS)
     return task(cfg)
 

@@ -12,6 +12,7 @@ import signal
 from collections.abc import Callable, Sequence
 from typing import TypeVar
 
+import torch.multiprocessing
 from threadpoolctl import threadpool_limits
 
 from graphbench.signals import RUN_SIGNALS
@@ -25,6 +26,15 @@ def usable_cores() -> int:
     if hasattr(os, "sched_getaffinity"):
         return len(os.sched_getaffinity(0)) or 1
     return os.cpu_count() or 1
+
+
+def share_tensors_through_files() -> None:
+    """Tensors sent between processes (DataLoader workers, :func:`map_chunks`' pool) travel as named
+    files in shared memory (torch's ``file_system`` strategy), not as file descriptors (its default
+    on Linux). Descriptor passing failed on the GPU machine of issue 36, where several runs share a
+    machine and each worker holds one descriptor per tensor it has sent; ``file_system`` needs none.
+    Forked workers inherit the strategy; every run sets it before its loaders start workers."""
+    torch.multiprocessing.set_sharing_strategy("file_system")
 
 
 def map_chunks(fn: Callable[[T], R], chunks: Sequence[T], workers: int) -> list[R]:
@@ -44,6 +54,7 @@ def map_chunks(fn: Callable[[T], R], chunks: Sequence[T], workers: int) -> list[
     signals stay blocked from the fork until a child has reset them (none is lost: a blocked
     signal waits).
     """
+    share_tensors_through_files()
     with threadpool_limits(limits=1, user_api="blas"):
         if workers <= 1 or len(chunks) <= 1 or "fork" not in mp.get_all_start_methods() or mp.current_process().daemon:
             return [fn(c) for c in chunks]
