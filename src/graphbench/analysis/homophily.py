@@ -125,8 +125,8 @@ def _label_informativeness(edges: Tensor, y: Tensor) -> float:
     if edges.size(1) == 0:
         return math.nan
     num_classes = int(y.max()) + 1
-    joint = torch.zeros(num_classes, num_classes, dtype=torch.float64)
-    joint.index_put_((y[edges[0]], y[edges[1]]), torch.ones(edges.size(1), dtype=torch.float64), accumulate=True)
+    joint = torch.zeros(num_classes, num_classes, dtype=torch.float64, device=y.device)
+    joint.index_put_((y[edges[0]], y[edges[1]]), torch.ones(edges.size(1), dtype=torch.float64, device=y.device), accumulate=True)
     joint /= joint.sum()
     marginal = _class_degree_distribution(edges, y)
     marginal_entropy = -float(torch.special.xlogy(marginal, marginal).sum())

@@ -28,7 +28,7 @@ def label_disagreement(x: Tensor, y: Tensor, nodes: Tensor, reference: Tensor, k
     if available < k:
         raise ConfigError(f"LDS with k={k} needs at least {k} reference nodes besides each node; there are {available}")
     if len(nodes) == 0:
-        return torch.empty(0)
+        return torch.empty(0, device=x.device)
     features = x.float()
     distances = torch.cdist(features[nodes], features[reference])
     distances[nodes.unsqueeze(1) == reference.unsqueeze(0)] = float("inf")

@@ -242,7 +242,7 @@ def _memorization(
     )
 
     def mask(*parts: Tensor) -> Tensor:
-        out = torch.zeros(n, dtype=torch.bool)
+        out = torch.zeros(n, dtype=torch.bool, device=labels.device)
         for part in parts:
             out[part] = True
         return out

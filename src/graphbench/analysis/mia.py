@@ -168,9 +168,9 @@ def leave_one_out_scores(phi: Tensor, keep: Tensor, global_variance: bool = Fals
         raise ValueError("leave_one_out_scores needs every node IN exactly half of the models (shadow_membership)")
     phi = phi.double()
     scores = torch.empty_like(phi)
-    nodes = torch.arange(num_nodes)
+    nodes = torch.arange(num_nodes, device=phi.device)
     for target in range(num_models):
-        after = (target + 1 + torch.arange(num_models - 1)) % num_models
+        after = (target + 1 + torch.arange(num_models - 1, device=phi.device)) % num_models
         other_side = keep[after] != keep[target]
         dropped = after[other_side.long().argmax(dim=0)]  # the first model after the target on the other side
         used = torch.ones_like(keep)

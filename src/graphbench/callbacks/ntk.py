@@ -103,7 +103,7 @@ def empirical_ntk(model: nn.Module, inputs: Any, rows: Tensor | None = None, *, 
                     for first in range(0, num_rows, at_once):
                         chunk = torch.arange(first, min(first + at_once, num_rows), device=out.device)
                         cotangents = out.new_zeros(chunk.numel(), num_rows, num_outputs)
-                        cotangents[torch.arange(chunk.numel()), chunk, k] = 1.0
+                        cotangents[torch.arange(chunk.numel(), device=out.device), chunk, k] = 1.0
                         (grads,) = vmap(vjp_fn)(cotangents)
                         gradient = torch.cat([grads[name].reshape(chunk.numel(), -1) for name in params], dim=1)
                         jacobian[chunk] = gradient[:, start:stop]
@@ -193,6 +193,8 @@ class NTKAlignment(L.Callback):
     ``num_layers``, or the number of message-passing layers of ``pl_module.network.layers``.
     The curve is kept in :attr:`history` (``epoch`` = training epochs completed) and checkpointed, and
     rewritten to ``<trainer.default_root_dir>/<csv_name>`` after each computation (``csv_name=None``: no file).
+    :meth:`final_metrics` gives the last measurement's alignments as ``ntk/<name>_final``: ``train``
+    records them among ``results.json``'s metrics, and ``run.py`` prints them.
     A measurement costs ``C * |S|`` backward passes (:func:`empirical_ntk`; Cora with ``|S| = 200``: 1,400,
     a few minutes on two CPU cores, seconds on a GPU): raise ``every_n_epochs`` or lower ``num_nodes`` on a CPU.
     """
@@ -228,11 +230,14 @@ class NTKAlignment(L.Callback):
         self._rows: Tensor | None = None
         self._fixed: dict[str, Tensor] = {}  # the kernels that do not change in training
 
-    def _draw(self, count: int, limit: int) -> Tensor:
-        """``limit`` of ``range(count)`` drawn with ``self.seed``, sorted (all when ``count <= limit``)."""
+    def _draw(self, count: int, limit: int, device: torch.device) -> Tensor:
+        """``limit`` of ``range(count)`` drawn with ``self.seed``, sorted (all when ``count <= limit``),
+        on ``device``. The draw is made by a host generator, so that the sample is the same on every
+        device."""
         if count <= limit:
-            return torch.arange(count)
-        return torch.randperm(count, generator=torch.Generator().manual_seed(self.seed))[:limit].sort().values
+            return torch.arange(count, device=device)
+        drawn = torch.randperm(count, generator=torch.Generator().manual_seed(self.seed))[:limit]
+        return drawn.sort().values.to(device)
 
     def _prepare(self, trainer: L.Trainer, pl_module: L.LightningModule) -> None:
         """Draw :math:`S` once and build the kernels that stay fixed: the targets' and the graph's."""
@@ -240,17 +245,17 @@ class NTKAlignment(L.Callback):
         loader = trainer.datamodule.train_dataloader() if trainer.datamodule is not None else trainer.train_dataloader
         if info.level == "node":
             batch = next(iter(loader))
-            candidates = torch.arange(batch.num_nodes)
+            candidates = torch.arange(batch.num_nodes, device=batch.edge_index.device)
             if self.split is not None:
                 candidates = batch[f"{self.split}_mask"].nonzero().view(-1)
-            rows = candidates[self._draw(candidates.numel(), self.num_nodes)]
+            rows = candidates[self._draw(candidates.numel(), self.num_nodes, candidates.device)]
             targets = batch.y[rows]
             num_layers = self.num_layers if self.num_layers is not None else len(getattr(pl_module.network, "layers", ()))
             if num_layers < 1:
                 raise ConfigError("callbacks.ntk cannot tell the number of message-passing layers: set callbacks.ntk.num_layers")
             self._fixed["graph"] = normalized_adjacency_power(batch.edge_index, batch.num_nodes, 2 * num_layers, rows)
         elif info.level == "graph":
-            picked = self._draw(len(loader.dataset), self.num_graphs)
+            picked = self._draw(len(loader.dataset), self.num_graphs, torch.device("cpu"))  # dataset positions
             batch = loader.collate_fn([loader.dataset[int(i)] for i in picked])
             if isinstance(batch, GraphIds):  # dataset.batch_on_device: the DataModule gathers it on the device
                 batch = trainer.datamodule.transfer_batch_to_device(batch, pl_module.device, 0)
@@ -301,6 +306,14 @@ class NTKAlignment(L.Callback):
         for key, value in (record or {}).items():
             if key != "epoch":
                 pl_module.log(key, value, rank_zero_only=True)
+
+    def final_metrics(self) -> dict[str, float]:
+        """The alignments of the last measurement (of the epoch ``history[-1]["epoch"]``: the last epoch
+        when ``every_n_epochs`` divides it), each key with the suffix ``_final``
+        (``ntk/kernel_target_alignment_final``); empty before the first measurement."""
+        if not self.history:
+            return {}
+        return {f"{key}_final": value for key, value in self.history[-1].items() if key != "epoch"}
 
     def state_dict(self) -> dict[str, Any]:
         return {"history": list(self.history)}

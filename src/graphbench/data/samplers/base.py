@@ -75,7 +75,7 @@ class SeedMask:
         self.split = split
 
     def __call__(self, data: Data) -> Data:
-        mask = torch.zeros(data.num_nodes, dtype=torch.bool)
+        mask = torch.zeros(data.num_nodes, dtype=torch.bool, device=data.edge_index.device)
         mask[: data.batch_size] = True
         data[f"{self.split}_mask"] = mask
         return data

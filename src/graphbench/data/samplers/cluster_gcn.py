@@ -54,7 +54,7 @@ class MetisClusterData(ClusterData):
             raise ValueError(f"parts must give each of the {data.num_nodes} nodes a part in 0..{num_parts - 1}")
         self._parts = parts
         data = data.clone()
-        data.n_id = torch.arange(data.num_nodes)
+        data.n_id = torch.arange(data.num_nodes, device=parts.device)
         super().__init__(data, num_parts, log=False)
 
     def _metis(self, edge_index: Tensor, num_nodes: int) -> Tensor:

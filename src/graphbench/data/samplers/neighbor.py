@@ -34,7 +34,7 @@ def segment_ids(counts: Tensor) -> Tensor:
     ``torch.repeat_interleave(torch.arange(len(counts)), counts)``, computed as a cumulative sum of
     segment-end marks: torch 2.13's CPU ``repeat_interleave`` took 10-30 ms for a few hundred
     elements here, about a hundred times longer."""
-    marks = torch.zeros(int(counts.sum()) + 1, dtype=torch.long)
+    marks = torch.zeros(int(counts.sum()) + 1, dtype=torch.long, device=counts.device)
     marks.index_add_(0, torch.cumsum(counts, 0), torch.ones_like(counts))
     return torch.cumsum(marks[:-1], 0)
 
@@ -42,7 +42,7 @@ def segment_ids(counts: Tensor) -> Tensor:
 def segment_arange(counts: Tensor) -> Tensor:
     """``[0, 1, ..., c_0 - 1, 0, 1, ..., c_1 - 1, ...]`` for ``counts = [c_0, c_1, ...]``."""
     starts = torch.cumsum(counts, 0) - counts
-    return torch.arange(int(counts.sum())) - starts[segment_ids(counts)]
+    return torch.arange(int(counts.sum()), device=counts.device) - starts[segment_ids(counts)]
 
 
 def choose_neighbors(
@@ -60,17 +60,19 @@ def choose_neighbors(
     n = degree.numel()
     if replace and k >= 0:
         owner = segment_ids(torch.where(degree > 0, k, 0))
-        offset = (torch.rand(owner.numel(), generator=generator, dtype=torch.float64) * degree[owner]).long()
+        offset = (
+            torch.rand(owner.numel(), generator=generator, dtype=torch.float64, device=degree.device) * degree[owner]
+        ).long()
         return owner, start[owner] + offset
     whole = degree <= k if k >= 0 else torch.ones_like(degree, dtype=torch.bool)
-    owner_all = torch.arange(n)[whole][segment_ids(degree[whole])]
+    owner_all = torch.arange(n, device=degree.device)[whole][segment_ids(degree[whole])]
     position_all = start[owner_all] + segment_arange(degree[whole])
     subsampled = (~whole).nonzero().view(-1)
     if subsampled.numel() == 0:
         return owner_all, position_all
     counts = degree[subsampled]
     local_owner = segment_ids(counts)
-    keys = torch.rand(local_owner.numel(), generator=generator, dtype=torch.float64) + local_owner
+    keys = torch.rand(local_owner.numel(), generator=generator, dtype=torch.float64, device=counts.device) + local_owner
     order = torch.argsort(keys)  # grouped by owner (the integer part), randomly ordered within
     rank = segment_arange(counts)  # the rank of sorted slot j within its owner's group
     keep = order[rank < k]  # slot -> edge offset in the concatenation of the owners' edges
@@ -103,9 +105,9 @@ def sample_neighbors(
     added at hop :math:`l - 1`. Each hop is a handful of vectorized operations; a scratch vector of the
     graph's size maps global to local ids."""
     num_nodes = colptr.numel() - 1
-    local = torch.full((num_nodes,), -1, dtype=torch.long)
+    local = torch.full((num_nodes,), -1, dtype=torch.long, device=colptr.device)
     seed = seed.to(torch.long)
-    local[seed] = torch.arange(seed.numel())
+    local[seed] = torch.arange(seed.numel(), device=colptr.device)
     nodes, rows, cols, edges = [seed], [], [], []
     num_sampled_nodes, num_sampled_edges = [seed.numel()], []
     frontier, count = seed, seed.numel()
@@ -115,10 +117,10 @@ def sample_neighbors(
         neighbor = row[position]
         new = neighbor[local[neighbor] < 0]
         unique, inverse = torch.unique(new, return_inverse=True)
-        first = torch.full((unique.numel(),), new.numel(), dtype=torch.long)
-        first.scatter_reduce_(0, inverse, torch.arange(new.numel()), reduce="amin")
+        first = torch.full((unique.numel(),), new.numel(), dtype=torch.long, device=colptr.device)
+        first.scatter_reduce_(0, inverse, torch.arange(new.numel(), device=colptr.device), reduce="amin")
         unique = unique[torch.argsort(first)]  # first-appearance order
-        local[unique] = torch.arange(count, count + unique.numel())
+        local[unique] = torch.arange(count, count + unique.numel(), device=colptr.device)
         rows.append(local[neighbor])
         cols.append(local[frontier[owner]])
         edges.append(position)
@@ -206,7 +208,7 @@ class NeighborSampling(Sampler):
             graph,
             num_neighbors=self.num_neighbors,
             edge_label_index=pairs,
-            edge_label=torch.ones(pairs.size(1)),
+            edge_label=torch.ones(pairs.size(1), device=pairs.device),
             batch_size=self.batch_size,
             shuffle=True,
             neighbor_sampler=TorchNeighborSampler(graph, self.num_neighbors, replace=self.replace),

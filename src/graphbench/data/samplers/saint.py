@@ -87,7 +87,7 @@ def induced_edges(csc: CSCGraph, nodes: Tensor) -> tuple[Tensor, Tensor, Tensor]
 
 def sample_from(cdf: Tensor, count: int, generator: torch.Generator | None) -> Tensor:
     """``count`` indices drawn with replacement from the distribution with cumulative ``cdf``."""
-    draws = torch.rand(count, generator=generator, dtype=cdf.dtype) * cdf[-1]
+    draws = torch.rand(count, generator=generator, dtype=cdf.dtype, device=cdf.device) * cdf[-1]
     return torch.searchsorted(cdf, draws, right=True).clamp_(max=cdf.numel() - 1)
 
 
@@ -130,8 +130,8 @@ class GraphSAINT(Sampler):
         r"""The counts :math:`C_v`, :math:`C_{u,v}` (by CSC position) over :math:`N` pre-sampled
         subgraphs, :math:`N` and the mean number of nodes of a subgraph."""
         generator = torch.Generator().manual_seed(self.presample_seed)
-        node_count = torch.zeros(csc.num_nodes, dtype=torch.int32)
-        edge_count = torch.zeros(csc.row.numel(), dtype=torch.int32)
+        node_count = torch.zeros(csc.num_nodes, dtype=torch.int32, device=csc.row.device)
+        edge_count = torch.zeros(csc.row.numel(), dtype=torch.int32, device=csc.row.device)
         steps, total, target = 0, 0, self.presample_coverage * csc.num_nodes
         while (steps < self.presample_steps) if self.presample_steps is not None else (total < target):
             nodes = self.sample_nodes(csc, generator)
@@ -231,7 +231,9 @@ class SaintNode(GraphSAINT):
     def prepare(self, csc: CSCGraph) -> None:
         if self._cdf is None or self._cdf.numel() != csc.num_nodes:
             inverse_square = csc.in_degree.double().clamp(min=1).pow(-2)
-            p = torch.zeros(csc.num_nodes, dtype=torch.float64).index_add_(0, csc.row, inverse_square[csc.col])
+            p = torch.zeros(csc.num_nodes, dtype=torch.float64, device=csc.row.device).index_add_(
+                0, csc.row, inverse_square[csc.col]
+            )
             self._cdf = torch.cumsum(p, 0)
 
     def sample_nodes(self, csc: CSCGraph, generator: torch.Generator | None = None) -> Tensor:
@@ -277,12 +279,12 @@ class SaintRandomWalk(GraphSAINT):
     def sample_nodes(self, csc: CSCGraph, generator: torch.Generator | None = None) -> Tensor:
         if csc.row.numel() == 0:
             raise ConfigError(f"sampler={self.name} needs a graph with edges")
-        current = torch.randint(csc.num_nodes, (self.budget,), generator=generator)
+        current = torch.randint(csc.num_nodes, (self.budget,), generator=generator, device=csc.row.device)
         visited = [current]
         for _ in range(self.walk_length):
             start = csc.colptr[current]
             d = csc.colptr[current + 1] - start  # not csc.in_degree: that is graph-sized
-            offset = (torch.rand(current.numel(), generator=generator, dtype=torch.float64) * d).long()
+            offset = (torch.rand(current.numel(), generator=generator, dtype=torch.float64, device=d.device) * d).long()
             position = (start + offset).clamp(max=csc.row.numel() - 1)
             current = torch.where(d > 0, csc.row[position], current)
             visited.append(current)

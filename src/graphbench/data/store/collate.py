@@ -56,7 +56,7 @@ def collate_concatenated(
     for key, value in (graph or {}).items():
         if value.size(0) != num_nodes.numel():
             raise DataError(f"graph attribute '{key}' has {value.size(0)} rows for {num_nodes.numel()} graphs")
-        data[key], slices[key] = value, torch.arange(num_nodes.numel() + 1)
+        data[key], slices[key] = value, torch.arange(num_nodes.numel() + 1, device=num_nodes.device)
     return data, slices
 
 
@@ -69,9 +69,10 @@ def collate(
     """Collate per-graph tensors: ``edge_index[i]`` is [2, E_i] with local ids; ``node[key][i]`` has
     one row per node of graph ``i``, ``edge[key][i]`` one row per edge; ``graph[key]`` one row per graph."""
     first = next(iter(node.values()))
-    num_nodes = torch.tensor([t.size(0) for t in first], dtype=torch.long)
-    num_edges = torch.tensor([t.size(1) for t in edge_index], dtype=torch.long)
-    cat_edge_index = torch.cat(list(edge_index), dim=1) if len(edge_index) else torch.zeros(2, 0, dtype=torch.long)
+    device = first[0].device if len(first) else torch.device("cpu")
+    num_nodes = torch.tensor([t.size(0) for t in first], dtype=torch.long, device=device)
+    num_edges = torch.tensor([t.size(1) for t in edge_index], dtype=torch.long, device=device)
+    cat_edge_index = torch.cat(list(edge_index), dim=1) if len(edge_index) else torch.zeros(2, 0, dtype=torch.long, device=device)
     return collate_concatenated(
         num_nodes,
         num_edges,
@@ -85,7 +86,7 @@ def collate(
 def node_split_masks(num_nodes: Tensor, split_of_graph: Mapping[str, Tensor]) -> dict[str, Tensor]:
     """Per-node ``{split}_mask`` for a dataset of many graphs split by graph: True on every node of
     the split's graphs. ``num_nodes``: [G] node counts; ``split_of_graph``: the graph indices of each split."""
-    graph_of_node = torch.repeat_interleave(torch.arange(num_nodes.numel()), num_nodes)
+    graph_of_node = torch.repeat_interleave(torch.arange(num_nodes.numel(), device=num_nodes.device), num_nodes)
     return {
         f"{split}_mask": index_to_mask(graphs, size=num_nodes.numel())[graph_of_node] for split, graphs in split_of_graph.items()
     }
