@@ -29,6 +29,7 @@ from graphbench.callbacks.history import EpochHistory
 from graphbench.callbacks.last_checkpoint import LastCheckpoint
 from graphbench.callbacks.parameter_budget import ParameterBudget
 from graphbench.callbacks.predictions import TestPredictions
+from graphbench.callbacks.record_progress import RecordProgress
 from graphbench.callbacks.resources import ResourceTracker
 from graphbench.callbacks.rng_state import RNGState
 from graphbench.config_checks import check_config
@@ -151,8 +152,10 @@ def train_worker(cfg: DictConfig, resume: bool) -> int:
 def _fit_and_test(
     cfg: DictConfig, record: RunRecord, output_dir: Path, signals: SignalState, loggers: list[Any], resume: bool, writer: bool
 ) -> None:
-    """Fit, then test at the best validation epoch, filling ``record``. Only the ``writer`` (rank 0
-    of a DDP run, or the only process) logs and writes ``predictions.npz``."""
+    """Fit, then test at the best validation epoch, filling ``record``: after every epoch the epochs
+    trained, the best epoch so far, its train/val metrics and the history (``RecordProgress``, so a
+    run that ends early records them), then the test metrics. Only the ``writer`` (rank 0 of a DDP
+    run, or the only process) logs and writes ``predictions.npz``."""
     check_config(cfg)
     L.seed_everything(cfg.seed, workers=True, verbose=False)
     datamodule = build_datamodule(cfg)
@@ -215,6 +218,7 @@ def _fit_and_test(
             callbacks=[
                 checkpoint,
                 history,
+                RecordProgress(record, history, tracker),  # every ending records the epochs so far
                 last,
                 RNGState(),
                 tracker,
@@ -248,12 +252,11 @@ def _fit_and_test(
                 module, datamodule=datamodule, ckpt_path=None if smoke_test else checkpoint.best_model_path, verbose=False
             )[0]
         _raise_if_stopped(trainer)
+    # RecordProgress filled the rest after every epoch; fast_dev_run's best is its one (uncheckpointed) epoch
     metrics = {k: v for k, v in best.items() if k.startswith(("train/", "val/")) and not k.endswith("_best")}
     metrics.update({k: float(v) for k, v in test_metrics.items()})
     record.best_epoch = int(best["epoch"])
-    record.epochs_trained = len(history.epochs)
     record.metrics = metrics
-    record.time_per_epoch_s = tracker.time_per_epoch_s
     record.peak_memory_mb = ResourceTracker.peak_memory_mb(module.device)
     if writer:
         predictions.save(output_dir / "predictions.npz")
