@@ -26,8 +26,11 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from scipy import stats as scipy_stats
 
 from graphbench.report.__main__ import main
+from graphbench.report.table import format_p_value
+from tests.report._runs import two_datasets, write_run
 
 TEST_AP = {"gcn": [0.60, 0.62, 0.64], "gine": [0.61, 0.59, 0.57]}
 VAL_AP = {"gcn": [0.65, 0.66, 0.67], "gine": [0.63, 0.64, 0.65]}
@@ -165,3 +168,100 @@ def test_cli_all_failed_lists_them_and_exits_1(tmp_path: Path, capsys: pytest.Ca
     assert main([str(tmp_path)]) == 1
     out = capsys.readouterr().out
     assert "No completed runs." in out and f"- {tmp_path / '0'}: failed: OSError: disk full" in out
+
+
+def mutag_folds(root: Path) -> Path:
+    """dataset=mutag dataset.split_index=0,1,2 seed=0,1 model=gcn,mlp as fabricated job directories.
+
+    test/accuracy = base + 0.02 fold + 0.01 seed, base 0.80 (gcn) or 0.70 (mlp): each model's six values
+    are base + 0.00, 0.01, ..., 0.05: mean base + 0.025, sample std sqrt(17.5e-4 / 5) = 0.0187.
+    """
+    job = 0
+    for model, base in (("gcn", 0.80), ("mlp", 0.70)):
+        for fold in range(3):
+            for seed in range(2):
+                value = base + 0.02 * fold + 0.01 * seed
+                write_run(root / str(job), dataset="mutag", model=model, seed=seed, fold=fold, test=value)
+                job += 1
+    return root
+
+
+def test_cli_pools_folds_and_seeds_into_one_row_per_model(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    root = mutag_folds(tmp_path / "multirun")
+    assert main([str(root)]) == 0
+    lines = capsys.readouterr().out.splitlines()
+    rows = [line for line in lines if line.startswith("| model=")]
+    # Welch with equal variances 3.5e-4 and n = 6: t = 0.1 / sqrt(2 * 3.5e-4 / 6), nu = 10; one test, Holm = raw
+    p_value = 2 * scipy_stats.t.sf(0.1 / math.sqrt(2 * 3.5e-4 / 6), 10)
+    assert rows == [
+        "| model=gcn | 0.8250 ± 0.0187 | 0.8250 ± 0.0187 | 6 (3 × 2) | 1000 | 0.50 | 1.0 | — | best |",
+        f"| model=mlp | 0.7250 ± 0.0187 | 0.7250 ± 0.0187 | 6 (3 × 2) | 1000 | 0.50 | 1.0 | {format_p_value(p_value)} | * |",
+    ]
+    assert "Holm-corrected over the 1 test of this table" in "\n".join(lines)
+    # seeds ranked by their fold means (gcn 0.82, 0.83; mlp 0.72, 0.73): never inverted
+    assert "IGB's inversion number 0 (inversions against seed 0's ranking" in lines[-1]
+
+
+def test_cli_by_fold_keeps_six_rows_with_holm_over_five_tests(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    root = mutag_folds(tmp_path / "multirun")
+    assert main([str(root), "--by-fold", "--csv"]) == 0
+    rows = list(csv.DictReader(io.StringIO(capsys.readouterr().out)))
+    assert [row["config"] for row in rows] == [
+        f"dataset.split_index={fold} model={model}" for model in ("gcn", "mlp") for fold in (2, 1, 0)
+    ]
+    assert all((row["n_runs"], row["n_folds"], row["n_seeds"]) == ("2", "1", "2") for row in rows)
+    assert rows[1]["folds"] == "split_index=1 split_index=1" and rows[1]["seeds"] == "0 1"
+    raw = [float(row["p_value_vs_best"]) for row in rows[1:]]
+    adjusted = [float(row["p_value_vs_best_holm"]) for row in rows[1:]]
+    # Holm by hand: the further a fold lies from gcn's fold 2, the smaller its p, so the raw p-values fall
+    # down the table; the i-th smallest (from the bottom, i = 0..4) is multiplied by 5 - i, then the
+    # running maximum is taken
+    assert raw == sorted(raw, reverse=True)
+    expected, running = [], 0.0
+    for i, p_value in enumerate(reversed(raw)):
+        running = max(running, min(1.0, (5 - i) * p_value))
+        expected.append(running)
+    assert adjusted == pytest.approx(expected[::-1], rel=1e-12)
+    assert adjusted[-1] == pytest.approx(5 * raw[-1], rel=1e-12) and adjusted[0] == pytest.approx(raw[0], rel=1e-12)
+
+
+def test_cli_two_datasets_print_a_rank_table_and_write_the_cd_plot(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    root = two_datasets(tmp_path / "multirun")
+    assert main([str(root), "--plots", str(tmp_path / "plots")]) == 0
+    captured = capsys.readouterr()
+    lines = captured.out.splitlines()
+    start = lines.index("## Ranks over datasets")
+    assert lines[start + 4 : start + 9] == [
+        "| config | mutag | zinc | average rank |",
+        "|---|---|---|---|",
+        "| model=gcn | 1 | 2 | 1.50 |",
+        "| model=gin | 2 | 1 | 1.50 |",
+        "| model=mlp | 3 | 3 | 3.00 |",
+    ]
+    p_value = format_p_value(math.exp(-1.5))
+    assert (
+        "Friedman test (k = 3 configurations, N = 2 datasets): chi² = 3.0000, "
+        f"p = {p_value}; it does not reject equal ranks at α = 0.05." in lines
+    )
+    assert any(line.startswith("Nemenyi critical difference (α = 0.05): CD = 2.3437; pairs") for line in lines)
+    assert "Left out (not run on every dataset): model=sage." in lines
+    plot = tmp_path / "plots" / "critical-difference.png"
+    assert f"plot: {plot}" in captured.err and plot.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+    assert main([str(root), "--csv"]) == 0
+    ranks = [row for row in csv.DictReader(io.StringIO(capsys.readouterr().out)) if row["kind"] == "rank"]
+    assert [(row["config"], float(row["average_rank"])) for row in ranks] == [
+        ("model=gcn", 1.5),
+        ("model=gin", 1.5),
+        ("model=mlp", 3.0),
+    ]
+    assert float(ranks[0]["friedman_p"]) == pytest.approx(math.exp(-1.5), rel=1e-9)
+
+
+def test_cli_reference_seed_must_be_shared(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    root = make_multirun(tmp_path / "multirun")
+    assert main([str(root), "--reference-seed", "2"]) == 0
+    # seed 2 ranks gcn > gine: seed 0 disagrees, seed 1 agrees, so I(2,0) + I(2,1) = 1 + 0
+    assert "IGB's inversion number 1 (inversions against seed 2's ranking" in capsys.readouterr().out
+    with pytest.raises(SystemExit):
+        main([str(root), "--reference-seed", "7"])
+    assert "--reference-seed: reference seed 7 is not a seed every group has; valid: [0, 1, 2]" in capsys.readouterr().err

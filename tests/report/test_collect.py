@@ -13,9 +13,11 @@ from graphbench.report.collect import (
     ReportInputError,
     collect,
     find_result_files,
+    fold_names,
     grouping_items,
     make_labels,
 )
+from tests.report._runs import write_run
 
 
 def config(out: Path, seed: int = 0, model: str = "gcn", head: str = "mlp2", dataset: str = "zinc") -> dict[str, Any]:
@@ -211,4 +213,59 @@ def test_labels_show_run_group_only_when_nothing_else_tells_groups_apart() -> No
         "optimizer.lr=0.01 run_group=a",
         "optimizer.lr=0.01 run_group=b",
         "optimizer.lr=0.001 run_group=b",
+    ]
+
+
+def mutag_folds(root: Path) -> Path:
+    """model=gcn,mlp x dataset.split_index=0,1,2 x seed=0,1, one job directory each."""
+    job = 0
+    for model in ("gcn", "mlp"):
+        for fold in range(3):
+            for seed in range(2):
+                write_run(root / str(job), dataset="mutag", model=model, seed=seed, fold=fold, test=0.5 + 0.01 * job)
+                job += 1
+    return root
+
+
+def test_collect_pools_folds_and_seeds_of_a_configuration(tmp_path: Path) -> None:
+    (block,) = collect([mutag_folds(tmp_path)]).blocks
+    assert [group.label for group in block.groups] == ["model=gcn", "model=mlp"]
+    gcn = block.groups[0]
+    assert [(run.fold, run.seed) for run in gcn.runs] == [
+        ("split_index=0", 0),
+        ("split_index=0", 1),
+        ("split_index=1", 0),
+        ("split_index=1", 1),
+        ("split_index=2", 0),
+        ("split_index=2", 1),
+    ]
+    # the fold, what interpolates it and the run_group spelling it are not configuration
+    assert not any("split_index" in key or key == "run_group" for key in gcn.items)
+
+
+def test_collect_by_fold_keeps_one_group_per_fold(tmp_path: Path) -> None:
+    (block,) = collect([mutag_folds(tmp_path)], by_fold=True).blocks
+    # dataset.source.split_index follows dataset.split_index and run_group follows both: neither is shown
+    assert [group.label for group in block.groups] == [
+        f"dataset.split_index={fold} model={model}" for model in ("gcn", "mlp") for fold in range(3)
+    ]
+    assert all([run.seed for run in group.runs] == [0, 1] for group in block.groups)
+
+
+def test_a_dataset_declares_further_fold_keys(tmp_path: Path) -> None:
+    config_0 = {"seed": 0, "dataset": {"name": "d", "fold_key": "subgraph", "subgraph": 0, "split_index": 0}}
+    config_1 = {"seed": 0, "dataset": {"name": "d", "fold_key": ["subgraph"], "subgraph": 1, "split_index": 0}}
+    assert fold_names(config_0) == ("split_index", "subgraph") == fold_names(config_1)
+    assert fold_names({"dataset": {"name": "d"}}) == ("split_index",)
+    assert grouping_items(config_0, by_fold=False) == {"dataset.name": '"d"', "dataset.fold_key": '"subgraph"'}
+    assert grouping_items(config_0)["dataset.subgraph"] == "0"  # by_fold keeps the fold
+    with pytest.raises(ValueError, match=r"dataset.fold_key=3: expected a key name below dataset or a list of them"):
+        fold_names({"dataset": {"fold_key": 3}})
+    bad = completed(tmp_path / "bad", 0, 0.5)
+    bad["config"]["dataset"]["fold_key"] = 3
+    write(tmp_path / "bad", bad)
+    write(tmp_path / "good", completed(tmp_path / "good", 0, 0.5))
+    collection = collect([tmp_path])
+    assert [failed.status for failed in collection.failed] == [
+        "completed, but dataset.fold_key=3: expected a key name below dataset or a list of them"
     ]

@@ -11,6 +11,8 @@ from graphbench.record import RunRecord
 from graphbench.report.collect import Block, Group, Run
 from graphbench.report.stats import (
     count_discordant_pairs,
+    holm,
+    igb_inversion_number,
     mean,
     rank_stability,
     sample_std,
@@ -102,6 +104,46 @@ def test_rank_stability_three_models_three_seeds() -> None:
     assert rank.mean_inversions == pytest.approx(2.0)
     assert rank.max_inversions == 3
     assert rank.max_possible == 3
+    # IGB's: seed 0 the reference, I(0,1) + I(0,2) = 1 + 3
+    assert (rank.reference_seed, rank.igb_inversions, rank.igb_max_possible) == (0, 4, 6)
+    assert rank_stability(per_seed, reference_seed=2).igb_inversions == 3 + 2  # I(2,0) + I(2,1)
+    with pytest.raises(ValueError, match=r"reference seed 3 is not a seed every group has; valid: \[0, 1, 2\]"):
+        rank_stability(per_seed, reference_seed=3)
+
+
+def test_igb_inversion_number_of_three_seeds_rankings() -> None:
+    """The paper's number: one seed's ranking is the reference, the other seeds' inversions are summed.
+
+    Four models A, B, C, D (higher is better):
+    seed 0: A > B > C > D   (the reference)
+    seed 1: B > A > D > C   I(0,1) = 2: (A,B) and (C,D) swap
+    seed 2: D > C > B > A   I(0,2) = 6: the full reversal, all C(4,2) pairs
+    IGB's inversion number = 2 + 6 = 8. With seed 1 as reference: I(1,0) + I(1,2) = 2 + 4, since
+    seed 2 against seed 1 keeps (A,B) and (C,D) and swaps the other 4 pairs. The all-pairs
+    inversion number: I(0,1), I(0,2), I(1,2) = 2, 6, 4, mean 4, max 6.
+    """
+    rankings = {
+        0: [4.0, 3.0, 2.0, 1.0],
+        1: [3.0, 4.0, 1.0, 2.0],
+        2: [1.0, 2.0, 3.0, 4.0],
+    }  # rankings[seed] = the metric of A, B, C, D
+    assert igb_inversion_number(rankings, reference_seed=0) == 8
+    assert igb_inversion_number(rankings, reference_seed=1) == 6
+    assert igb_inversion_number(rankings, reference_seed=2) == 10
+    with pytest.raises(ValueError, match=r"reference seed 5 is not among the seeds \[0, 1, 2\]"):
+        igb_inversion_number(rankings, reference_seed=5)
+    per_group = [{seed: values[g] for seed, values in rankings.items()} for g in range(4)]
+    rank = rank_stability(per_group)
+    assert (rank.reference_seed, rank.igb_inversions, rank.igb_max_possible) == (0, 8, 12)
+    assert (rank.mean_inversions, rank.max_inversions, rank.n_seed_pairs) == (4.0, 6, 3)
+
+
+def test_holm_step_down_on_hand_values() -> None:
+    # sorted finite p: 0.01, 0.03, 0.04 (m = 3): 3 * 0.01 = 0.03; max(0.03, 2 * 0.03) = 0.06; max(0.06, 1 * 0.04) = 0.06
+    assert holm([0.01, 0.04, 0.03, math.nan])[:3] == pytest.approx([0.03, 0.06, 0.06], abs=1e-15)
+    assert math.isnan(holm([0.01, 0.04, 0.03, math.nan])[3])
+    assert holm([0.5, 0.6]) == [1.0, 1.0]  # 2 * 0.5 capped at 1, then kept monotone
+    assert holm([0.02]) == [0.02] and holm([]) == []
 
 
 def test_rank_stability_needs_two_shared_seeds() -> None:
@@ -155,6 +197,43 @@ def test_repeated_seed_is_noted_and_averaged_for_rank_stability() -> None:
     assert summary.rank.max_inversions == 1 and summary.rank.mean_inversions == 1.0
     assert summary.notes == ["model=a: seeds [0] occur more than once (averaged for rank stability)"]
     assert summary.rows[0].n == 3 and summary.rows[0].test_mean == pytest.approx(1.6 / 3)
+
+
+def test_holm_turns_two_raw_significant_tests_into_non_significant() -> None:
+    # A 0.62 ± 0.02 is best; B and C are both 0.05 below with the same spread: each raw p = 2 (1 - F_4(t))
+    # with t = 0.05 / sqrt(0.0008 / 3) (df = 4, as above), about 0.0376 < 0.05; Holm over m = 2 tests
+    # gives max(2 p, p) = 2 p, about 0.075 > 0.05: neither is significant after correction.
+    values = {"a": [0.60, 0.62, 0.64], "b": [0.55, 0.57, 0.59], "c": [0.55, 0.57, 0.59]}
+    groups = [
+        Group(m, {}, [make_run(m, s, v, v, 10, True, "ap") for s, v in enumerate(vs)], f"model={m}") for m, vs in values.items()
+    ]
+    summary = summarize_block(Block("d", "ap", True, groups), alpha=0.05)
+    raw = 2 * (1 - t_cdf_4(0.05 / math.sqrt(0.0008 / 3)))
+    assert raw == pytest.approx(0.03759, abs=1e-5)
+    assert [row.label for row in summary.rows] == ["model=a", "model=b", "model=c"]
+    for row in summary.rows[1:]:
+        assert row.p_value == pytest.approx(raw, rel=1e-9) and row.p_holm == pytest.approx(2 * raw, rel=1e-9)
+        assert not row.significant
+    assert math.isnan(summary.rows[0].p_holm)
+
+
+def test_folds_are_replicates_and_each_seed_is_ranked_by_its_fold_mean() -> None:
+    # A: folds 0, 1 x seeds 0, 1; B likewise. Per-seed fold means: A 0.55 (seed 0), 0.40 (seed 1);
+    # B 0.50, 0.45. Seed 0: A > B, seed 1: B > A -> one inversion, IGB's (reference seed 0) and all-pairs alike.
+    def run(model: str, fold: int, seed: int, test: float) -> Run:
+        config = {"seed": seed, "dataset": {"name": "d", "split_index": fold}, "model": {"name": model}}
+        record = {"status": "completed", "config": config, "metric": "ap", "higher_is_better": True, "metrics": {"test/ap": test}}
+        return Run(Path(f"runs/{model}/{fold}/{seed}"), "completed", config, RunRecord.from_dict(record))
+
+    runs_a = [run("a", 0, 0, 0.5), run("a", 0, 1, 0.4), run("a", 1, 0, 0.6), run("a", 1, 1, 0.4)]
+    runs_b = [run("b", 0, 0, 0.5), run("b", 0, 1, 0.4), run("b", 1, 0, 0.5), run("b", 1, 1, 0.5)]
+    summary = summarize_block(Block("d", "ap", True, [Group("a", {}, runs_a, "model=a"), Group("b", {}, runs_b, "model=b")]))
+    a = summary.rows[0]
+    assert (a.label, a.n, a.n_folds, a.n_seeds) == ("model=a", 4, 2, 2)
+    assert a.folds == ("split_index=0", "split_index=0", "split_index=1", "split_index=1")
+    assert a.test_mean == pytest.approx(0.475) and summary.rows[1].test_mean == pytest.approx(0.475)
+    assert summary.notes == []  # a seed once per fold is not a repeat
+    assert (summary.rank.igb_inversions, summary.rank.mean_inversions, summary.rank.max_inversions) == (1, 1.0, 1)
 
 
 def test_welch_is_undefined_for_two_constant_samples() -> None:

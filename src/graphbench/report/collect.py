@@ -321,10 +321,11 @@ def make_labels(items: Sequence[dict[str, str]]) -> tuple[list[str], str]:
     Let ``D`` be the dotted keys whose value is not the same in every group (a missing
     key counts as the value ``<absent>``) and ``N`` the keys of ``D`` of the form
     ``<section>.name``. A label shows every key of ``N`` as ``<section>=<name>`` and every
-    other key of ``D`` that is *not* a function of the ``N`` values (e.g. ``optimizer.lr``
-    swept within one model), in config order. Keys fixed by the names (a model's own
-    defaults) are omitted. The labels are unique because groups with equal ``N`` values and
-    equal shown keys have equal configs. The fixed part lists ``<section>=<name>`` for the
+    other key of ``D`` that is *not* a function of the ``N`` values and of the keys shown
+    before it (e.g. ``optimizer.lr`` swept within one model), in config order. Keys fixed by
+    the names (a model's own defaults) or by an earlier shown key (``dataset.source.split_index``
+    interpolating ``dataset.split_index``) are omitted. The labels are unique because groups
+    with equal ``N`` values and equal shown keys have equal configs. The fixed part lists ``<section>=<name>`` for the
     sections whose name is the same in every group. A differing key of :data:`NAMING_KEYS`
     (``run_group``, a name built from the other keys) is left out of the labels when the
     other shown keys already determine it.
@@ -336,9 +337,12 @@ def make_labels(items: Sequence[dict[str, str]]) -> tuple[list[str], str]:
     differing = [key for key, vals in zip(order, values) if len(set(vals)) > 1]
     name_keys = [key for key in differing if key.count(".") == 1 and key.endswith(".name")]
 
-    shown = [key for key in differing if key in name_keys or not _determined_by(items, name_keys, key)]
-    descriptive = [key for key in shown if key not in NAMING_KEYS]
-    shown = [key for key in shown if key not in NAMING_KEYS or not _determined_by(items, descriptive, key)]
+    descriptive: list[str] = []
+    for key in differing:  # in config order: a key that the names and the keys shown before it fix is left out
+        if key not in NAMING_KEYS and (key in name_keys or not _determined_by(items, [*name_keys, *descriptive], key)):
+            descriptive.append(key)
+    naming = [key for key in differing if key in NAMING_KEYS and not _determined_by(items, descriptive, key)]
+    shown = [key for key in differing if key in descriptive or key in naming]
     labels = [
         " ".join(_show(key, group_items.get(key, ABSENT), name_keys) for key in shown) or "(all runs)" for group_items in items
     ]
@@ -385,7 +389,10 @@ def _failed_label(run: Run, label_of: dict[str, str], by_fold: bool) -> str | No
     """The label of the failed run's group; else its ``<section>=<name>`` pairs; else ``None``."""
     if run.config is None:
         return None
-    items = grouping_items(run.config, run.replicate_keys, by_fold)
+    try:
+        items = grouping_items(run.config, run.replicate_keys, by_fold)
+    except ValueError:  # a malformed dataset.fold_key, the run's failure reason: its config as it is
+        items = grouping_items(run.config, run.replicate_keys)
     known = label_of.get(json.dumps(items, sort_keys=True))
     if known is not None:
         return known

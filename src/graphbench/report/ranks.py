@@ -125,7 +125,7 @@ def rank_table(summaries: Sequence[BlockSummary], alpha: float = DEFAULT_ALPHA) 
     return RankTable(tasks, configs, ordered, left_out, alpha, float(result.statistic), float(result.pvalue), cd)
 
 
-def _cliques(average: Sequence[float], cd: float) -> list[tuple[int, int]]:
+def cliques(average: Sequence[float], cd: float) -> list[tuple[int, int]]:
     """Maximal runs ``(first, last)`` of rank-sorted configurations spanning less than ``cd``."""
     spans = []
     for first in range(len(average)):
@@ -158,7 +158,7 @@ def cd_figure(table: RankTable) -> Figure:
         axes.plot([rank, rank, x_text], [0, y, y], color=f"C{j % 10}", linewidth=1)
         axes.text(x_text, y, f"{label} ({rank:.2f})", ha="left" if left else "right", va="bottom", fontsize="small")
     if math.isfinite(cd):
-        for level, (first, last) in enumerate(_cliques(average, cd)):
+        for level, (first, last) in enumerate(cliques(average, cd)):
             y = -0.3 - 0.25 * level
             axes.plot([average[first] - 0.05, average[last] + 0.05], [y, y], color="black", linewidth=3)
     axes.set_axis_off()
