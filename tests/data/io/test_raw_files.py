@@ -99,3 +99,22 @@ def test_data_dir_that_is_a_file_says_so(tmp_path: Path) -> None:
     )
     with pytest.raises(ConfigError, match=f"is a file, not a directory \\({afile} is a file\\)"):
         ensure_raw_files(afile / "sub", files, "Toy", download=False)
+
+
+def test_missing_files_message_lists_one_file_per_line(tmp_path: Path) -> None:
+    """Issue 37: the message was read as one ~2,000-character line; it lists one file per line under a
+    header that says how many are missing."""
+    (tmp_path / "x").mkdir()
+    (tmp_path / "x/b.bin").write_bytes(b"")
+    files = [RawFile("x/a.bin", url="https://example.org/a"), RawFile("x/b.bin"), RawFile("x/c.bin")]
+    with pytest.raises(DataError) as err:
+        ensure_raw_files(tmp_path, files, "Toy", download=False)
+    assert str(err.value).splitlines() == [
+        f"Raw files of Toy not found under data root {tmp_path} (2 of its 3 files are missing):",
+        f"  - {tmp_path / 'x/a.bin'}  (official URL: https://example.org/a)",
+        f"  - {tmp_path / 'x/c.bin'}",
+        "Put the official files there, or point paths.data_dir (env GRAPHBENCH_DATA) at a folder that holds them.",
+        f"With dataset.download=true, the files with an official URL would be fetched into {tmp_path} (it must be writable).",
+    ]
+    with pytest.raises(DataError, match=r"\(none of its 3 files is there\):\n"):
+        ensure_raw_files(tmp_path / "empty", files, "Toy", download=False)

@@ -15,7 +15,9 @@ import torch
 from graphbench.data.store.cache import (
     STALE_TMP_AGE_S,
     atomic_torch_save,
+    build_announcement,
     cache_key,
+    cache_lock,
     load_or_build,
     remove_stale_tmp_files,
     require_writable_dir,
@@ -189,3 +191,62 @@ def test_concurrent_jobs_rebuild_an_unreadable_entry_once(tmp_path: Path) -> Non
     assert all(p.exitcode == 0 for p in procs)
     assert len(list(tmp_path.glob("built-*"))) == 1
     assert [p.read_bytes() for p in tmp_path.glob("c.pt.corrupt-*")] == [b"not a torch file"]
+
+
+def test_builds_leave_no_lock_file(tmp_path: Path) -> None:
+    """Issue 37: every dataset left a 0-byte ``.lock`` beside its cache, forever."""
+    load_or_build(tmp_path / "c.pt", lambda: 1)
+    with pytest.raises(ValueError):
+        load_or_build(tmp_path / "d.pt", lambda: (_ for _ in ()).throw(ValueError("boom")))
+    assert [p.name for p in tmp_path.iterdir()] == ["c.pt"]
+
+
+def test_cache_lock_holds_the_file_and_removes_it_on_release(tmp_path: Path) -> None:
+    lock = tmp_path / "c.pt.lock"
+    with cache_lock(lock):
+        assert lock.exists()
+    assert not lock.exists()
+    lock.write_text("")  # left by a killed holder: taken over and removed
+    with cache_lock(lock):
+        pass
+    assert not lock.exists()
+
+
+def _count_under_lock(lock: str, counter: str, rounds: int) -> None:
+    for _ in range(rounds):
+        with cache_lock(Path(lock)):
+            value = int(Path(counter).read_text())
+            time.sleep(0.001)
+            Path(counter).write_text(str(value + 1))
+
+
+def test_cache_lock_is_exclusive_although_holders_remove_the_file(tmp_path: Path) -> None:
+    """Each holder unlinks the lock file; a waiter that then gets the unlinked inode must not enter
+    beside the holder of the new file. Lost increments would show a broken exclusion."""
+    counter = tmp_path / "counter"
+    counter.write_text("0")
+    ctx = mp.get_context("fork")
+    procs = [ctx.Process(target=_count_under_lock, args=(str(tmp_path / "c.lock"), str(counter), 25)) for _ in range(4)]
+    for p in procs:
+        p.start()
+    for p in procs:
+        p.join()
+    assert all(p.exitcode == 0 for p in procs)
+    assert counter.read_text() == "100"
+    assert not (tmp_path / "c.lock").exists()
+
+
+def test_build_announcement_logs_once(tmp_path: Path, caplog: pytest.LogCaptureFixture) -> None:
+    announce = build_announcement(tmp_path / "toy-1.pt", "toy")
+    with caplog.at_level(logging.INFO, logger="graphbench.data.store.cache"):
+        announce()
+        announce()
+    assert [r.getMessage() for r in caplog.records] == [
+        f"processing toy: building the processed cache {tmp_path / 'toy-1.pt'} ..."
+    ]
+
+
+def test_a_build_that_announces_itself_is_not_announced_before(tmp_path: Path, caplog: pytest.LogCaptureFixture) -> None:
+    with caplog.at_level(logging.INFO, logger="graphbench.data.store.cache"), pytest.raises(ValueError):
+        load_or_build(tmp_path / "c.pt", lambda: (_ for _ in ()).throw(ValueError("raw files missing")), "toy", announce=False)
+    assert caplog.records == []
