@@ -45,6 +45,11 @@ def test_arguments_keep_what_the_datamodule_takes() -> None:
     assert args["source"] == {"_target_": "graphbench.data.sources.node.planetoid.Planetoid", "name": "cora", "h": 0.5}
 
 
+def test_a_declared_fold_key_is_for_the_report_not_the_datamodule() -> None:
+    args = datamodule_arguments(dataset_node(fold_key="split_seed"))
+    assert "fold_key" not in args and args["split_index"] == 3
+
+
 def test_init_parameters_follow_kwargs_up_the_hierarchy() -> None:
     assert {"split_index", "name", "cache_dir", "feature_norm", "source"} <= init_parameters(NodeLevelDataModule)
 

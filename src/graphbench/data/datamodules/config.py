@@ -23,8 +23,9 @@ from omegaconf import DictConfig, OmegaConf
 from graphbench.errors import ConfigError
 
 #: keys of the dataset node that are not DataModule arguments: ``module`` configures the task module,
-#: ``literature`` lists published values for the report's paper column (graphbench.report.literature)
-READ_ELSEWHERE: tuple[str, ...] = ("module", "literature")
+#: ``literature`` lists published values for the report's paper column (graphbench.report.literature),
+#: ``fold_key`` names the keys besides ``split_index`` that index a fold (graphbench.report.collect.fold_names)
+READ_ELSEWHERE: tuple[str, ...] = ("module", "literature", "fold_key")
 
 _KNOB = re.compile(r"^\$\{dataset\.([A-Za-z_][A-Za-z0-9_]*)\}$")
 
