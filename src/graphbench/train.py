@@ -27,10 +27,11 @@ from graphbench.budget import solve_width
 from graphbench.callbacks.divergence import DivergenceGuard
 from graphbench.callbacks.history import EpochHistory
 from graphbench.callbacks.last_checkpoint import LastCheckpoint
+from graphbench.callbacks.ntk import NTKAlignment
 from graphbench.callbacks.parameter_budget import ParameterBudget
 from graphbench.callbacks.predictions import TestPredictions
 from graphbench.callbacks.record_progress import RecordProgress
-from graphbench.callbacks.resources import ResourceTracker
+from graphbench.callbacks.resources import ResourceTracker, reset_peak_memory
 from graphbench.callbacks.rng_state import RNGState
 from graphbench.config_checks import check_config
 from graphbench.data.datamodules import GraphLevelDataModule
@@ -157,6 +158,7 @@ def _fit_and_test(
     run that ends early records them), then the test metrics. Only the ``writer`` (rank 0 of a DDP
     run, or the only process) logs and writes ``predictions.npz``."""
     check_config(cfg)
+    reset_peak_memory()  # the peak of this run, not of an earlier one in this process (an in-process multirun)
     L.seed_everything(cfg.seed, workers=True, verbose=False)
     datamodule = build_datamodule(cfg)
     trainer_cfg = OmegaConf.to_container(cfg.trainer, resolve=True)
@@ -255,6 +257,9 @@ def _fit_and_test(
     # RecordProgress filled the rest after every epoch; fast_dev_run's best is its one (uncheckpointed) epoch
     metrics = {k: v for k, v in best.items() if k.startswith(("train/", "val/")) and not k.endswith("_best")}
     metrics.update({k: float(v) for k, v in test_metrics.items()})
+    for callback in extra_callbacks:  # callbacks=ntk: the last measured NTK alignments (ntk/*_final)
+        if isinstance(callback, NTKAlignment):
+            metrics.update(callback.final_metrics())
     record.best_epoch = int(best["epoch"])
     record.metrics = metrics
     record.peak_memory_mb = ResourceTracker.peak_memory_mb(module.device)

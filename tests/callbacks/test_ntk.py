@@ -207,6 +207,8 @@ def test_callback_on_a_node_task(tmp_path: Path) -> None:
         written = list(csv.DictReader(handle))
     assert [int(row["epoch"]) for row in written] == [0, 1, 2]
     assert float(written[-1]["ntk/kernel_graph_alignment"]) == pytest.approx(callback.history[-1]["ntk/kernel_graph_alignment"])
+    last = callback.history[-1]
+    assert callback.final_metrics() == {f"{key}_final": last[key] for key in NODE_KEYS}
 
 
 def test_callback_every_n_epochs_on_a_split_and_its_state(tmp_path: Path) -> None:
@@ -219,8 +221,11 @@ def test_callback_every_n_epochs_on_a_split_and_its_state(tmp_path: Path) -> Non
     assert callback._rows is not None and callback._rows.tolist() == [0, 2, 3]
     assert not (tmp_path / "ntk_alignment.csv").exists()
     restored = NTKAlignment()
+    assert restored.final_metrics() == {}  # nothing measured yet
     restored.load_state_dict(callback.state_dict())
     assert restored.history == callback.history
+    # the last measurement is of epoch 2 of 3 (every 2 epochs)
+    assert restored.final_metrics()["ntk/kernel_target_alignment_final"] == callback.history[1]["ntk/kernel_target_alignment"]
 
 
 def test_callback_rejects_bad_arguments() -> None:

@@ -2,11 +2,13 @@
 
 from __future__ import annotations
 
+import csv
 import json
 from pathlib import Path
 
 import pytest
 
+from graphbench.cli import format_summary
 from graphbench.train import train
 from tests.conftest import FAST_CYCLES
 
@@ -66,3 +68,49 @@ def test_batches_gathered_on_the_device_train_exactly_as_cpu_batches(compose_cfg
     assert runs["true"].best_epoch == runs["false"].best_epoch
     alignments = [(tmp_path / flag / "ntk_alignment.csv").read_text() for flag in ("false", "true")]
     assert alignments[0].count("\n") == 4 and alignments[1] == alignments[0]  # a header and three measurements
+
+
+def test_ntk_alignment_reaches_results_json_and_the_console_summary(compose_cfg, tmp_path: Path) -> None:
+    """``callbacks=ntk``: the last measured alignments are metrics of the record (``ntk/*_final``), equal to
+    the last row of ``ntk_alignment.csv``, and the summary ``run.py`` prints shows them."""
+    run_dir = tmp_path / "run"
+    record = train(compose_cfg([*FAST_CYCLES, "logger=none", "callbacks=ntk", "callbacks.ntk.num_graphs=8"], run_dir=run_dir))
+    assert record.status == "completed"
+    with (run_dir / "ntk_alignment.csv").open() as handle:
+        last = list(csv.DictReader(handle))[-1]
+    assert int(last["epoch"]) == 2
+    keys = ["ntk/kernel_target_alignment", "ntk/kernel_target_alignment_centered"]  # cycles is graph-level
+    written = json.loads((run_dir / "results.json").read_text())["metrics"]
+    assert {k for k in written if k.startswith("ntk/")} == {f"{k}_final" for k in keys}
+    for key in keys:
+        assert written[f"{key}_final"] == pytest.approx(float(last[key]), rel=1e-12)
+    summary = format_summary(record)
+    expected = ", ".join(f"{k} = {record.metrics[k]:.4f}" for k in sorted(f"{k}_final" for k in keys))
+    assert f"\nmetrics: {expected}\n" in summary
+
+
+def test_a_run_reports_its_own_peak_memory_not_an_earlier_runs(compose_cfg, tmp_path: Path) -> None:
+    """An in-process multirun: what an earlier job left (a 256 MiB buffer in a reference cycle, as its
+    Trainer and data are) is freed before this run, and this run's peak leaves out the earlier peak."""
+    import gc
+    import weakref
+
+    from graphbench.callbacks.resources import peak_rss_mb
+
+    class Holder:
+        def __init__(self) -> None:
+            self.ballast = bytearray(b"\x01" * (256 * 2**20))
+            self.me = self
+
+    gc.disable()  # the collector must not free the cycle before the run does (it is re-enabled below)
+    try:
+        holder = Holder()
+        alive = weakref.ref(holder)
+        del holder
+        earlier_peak = peak_rss_mb()
+        record = train(compose_cfg([*FAST_CYCLES, "trainer.max_epochs=1", "logger=none"], run_dir=tmp_path / "run"))
+    finally:
+        gc.enable()
+    assert record.status == "completed"
+    assert alive() is None
+    assert record.peak_memory_mb is not None and record.peak_memory_mb < earlier_peak - 200

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import gc
 import resource
 import sys
 import time
@@ -25,10 +26,34 @@ def peak_rss_mb() -> float:
     return rss / (1024 * 1024) if sys.platform == "darwin" else rss / 1024
 
 
+def reset_peak_memory() -> None:
+    """Start this run's peak-memory measurement afresh, so that each run of an in-process multirun
+    reports its own peak rather than the highest of the process so far.
+
+    First the reference cycles a finished run left behind (its Trainer, module, data and callbacks
+    refer to each other) are collected: the cyclic collector may not have run since, and an earlier
+    run's model and data would otherwise still be resident while this one loads its own. Then the
+    high-water marks are reset: on Linux ``VmHWM`` (:func:`peak_rss_mb`) to the current resident size
+    by writing ``5`` to ``/proc/self/clear_refs`` (Linux >= 4.0; where that fails, the peak stays the
+    process's); on CUDA the peak allocation of every device (``torch.cuda.reset_peak_memory_stats``),
+    when CUDA has been initialised. The peak of a run thus includes the resident size of the process
+    when it started (the interpreter and its libraries), as a run alone in its process does.
+    """
+    gc.collect()
+    try:
+        with open("/proc/self/clear_refs", "w") as handle:
+            handle.write("5")
+    except OSError:
+        pass
+    if torch.cuda.is_available() and torch.cuda.is_initialized():
+        for index in range(torch.cuda.device_count()):
+            torch.cuda.reset_peak_memory_stats(index)
+
+
 class ResourceTracker(L.Callback):
     """Records the wall time of each training epoch (first batch start to last batch end, so
     validation is excluded) and the peak memory: GPU memory allocated when training on CUDA,
-    otherwise the process's peak RSS."""
+    otherwise the process's peak RSS, each since the run's :func:`reset_peak_memory`."""
 
     def __init__(self) -> None:
         self.epoch_times_s: list[float] = []
