@@ -43,6 +43,8 @@ CHECKED_KEYS: dict[str, tuple[tuple[type, ...], Callable[[Any], bool], str]] = {
     "model.num_layers": ((int,), _non_negative, "a non-negative integer"),
     "model.dropout": ((int, float), _probability, "a number in [0, 1)"),
     "model.residual": ((bool,), _any, "true or false"),
+    "model.compile": ((bool,), _any, "true or false"),
+    "speedups.enabled": ((bool,), _any, "true or false"),
     "head.num_layers": ((int,), _positive, "a positive integer"),
     "optimizer.lr": ((int, float), _positive, "a positive number"),
     "optimizer.weight_decay": ((int, float), _non_negative, "a non-negative number"),

@@ -10,8 +10,9 @@ from omegaconf import DictConfig, OmegaConf
 
 from graphbench.errors import ConfigError, GraphbenchError
 
-#: keys that describe a group option (for logs, reports and the budget), not constructor arguments
-METADATA_KEYS: tuple[str, ...] = ("name", "width_multiple")
+#: keys that describe a group option (for logs, reports and the budget) or how it runs (model.compile),
+#: not constructor arguments
+METADATA_KEYS: tuple[str, ...] = ("name", "width_multiple", "compile")
 
 
 def build(node: DictConfig, what: str, drop: tuple[str, ...] = (), **kwargs: Any) -> Any:

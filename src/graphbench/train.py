@@ -22,7 +22,7 @@ from lightning.pytorch.callbacks import ModelCheckpoint
 from omegaconf import DictConfig, OmegaConf
 from torch import nn
 
-from graphbench import result_moves
+from graphbench import speedups
 from graphbench.budget import solve_width
 from graphbench.callbacks.divergence import DivergenceGuard
 from graphbench.callbacks.history import EpochHistory
@@ -44,7 +44,6 @@ from graphbench.instantiate import METADATA_KEYS, build
 from graphbench.loggers import ResumableCSVLogger
 from graphbench.modules.network import count_parameters
 from graphbench.modules.task_module import GraphTaskModule
-from graphbench.quiet_profiler import QuietProfiler
 from graphbench.record import (
     COMPLETED,
     RUNNING,
@@ -73,7 +72,9 @@ def build_datamodule(cfg: DictConfig) -> GraphLevelDataModule:
 
 
 def network_builder(cfg: DictConfig, info: DatasetInfo) -> Callable[[int], nn.Module]:
-    """``hidden_dim -> network``: everything but the width comes from the config."""
+    """``hidden_dim -> network``: everything but the width comes from the config, with the speed-up
+    kernels swapped in under ``speedups=auto`` (:func:`graphbench.speedups.apply`: same parameters,
+    same losses)."""
     partial = build(
         cfg.model,
         f"model '{cfg.model.name}'",
@@ -84,7 +85,9 @@ def network_builder(cfg: DictConfig, info: DatasetInfo) -> Callable[[int], nn.Mo
         norm=build(cfg.normalization, "normalization", METADATA_KEYS),
         pe_encoder=build(cfg.pe.encoder, "pe.encoder", METADATA_KEYS) if cfg.pe.get("encoder") else None,
     )
-    return lambda hidden_dim: partial(hidden_dim=hidden_dim)
+    if not cfg.speedups.enabled:
+        return lambda hidden_dim: partial(hidden_dim=hidden_dim)
+    return lambda hidden_dim: speedups.apply(partial(hidden_dim=hidden_dim))
 
 
 def network_width(cfg: DictConfig, make_network: Callable[[int], nn.Module]) -> int:
@@ -175,6 +178,8 @@ def _fit_and_test(
     network = make_network(hidden_dim)
     num_params = count_parameters(network)
     log.info("model %s: hidden_dim=%d, %s parameters", cfg.model.name, hidden_dim, f"{num_params:,}")
+    if cfg.model.compile:  # the forward, in place: state_dict keys (checkpoints) stay those of eager runs
+        network = speedups.compile_network(network)
     module = build_task_module(cfg, network, info)
     record.num_params, record.hidden_dim = num_params, hidden_dim
     record.monitor, record.metric, record.higher_is_better = info.monitor, info.metric, info.higher_is_better
@@ -197,8 +202,8 @@ def _fit_and_test(
     # in evaluation (graphbench.data.store.sharding)
     trainer_cfg["use_distributed_sampler"] = False
     # a profiler chosen in the config (++trainer.profiler=simple) is kept; without one, the quiet default
-    default_profiler = {} if trainer_cfg.get("profiler") else {"profiler": QuietProfiler()}
-    result_moves.install()  # self.log without Lightning's per-call walk over each logged result
+    quiet_profiler = None if trainer_cfg.get("profiler") else speedups.profiler(cfg.speedups.enabled)
+    default_profiler = {} if quiet_profiler is None else {"profiler": quiet_profiler}
     history = EpochHistory(checkpoint, info.monitor, echo=not progress_bar)
     tracker = ResourceTracker()
     predictions = TestPredictions()
@@ -212,7 +217,11 @@ def _fit_and_test(
         for lg in loggers:
             if isinstance(lg, ResumableCSVLogger):
                 lg.resume_after(resumed_epoch)
-    with launch_context(cfg, local_processes, output_dir, resume=resume_from is not None):
+    # speedups=auto: self.log without Lightning's per-call walk over each logged result, for this run
+    with (
+        launch_context(cfg, local_processes, output_dir, resume=resume_from is not None),
+        speedups.run_scope(cfg.speedups.enabled),
+    ):
         trainer: L.Trainer = build(
             OmegaConf.create(trainer_cfg),
             "trainer",

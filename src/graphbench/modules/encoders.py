@@ -7,7 +7,6 @@ from ogb.graphproppred.mol_encoder import AtomEncoder, BondEncoder
 from torch import Tensor, nn
 
 from graphbench.info import FeatureSpec
-from graphbench.modules.linear import Linear
 
 
 class CategoricalEncoder(nn.Module):
@@ -49,7 +48,7 @@ def make_feature_encoder(spec: FeatureSpec, out_dim: int) -> nn.Module:
     if spec.kind == "bond":
         return BondEncoder(out_dim)
     if spec.kind == "dense":
-        return Linear(spec.dim, out_dim)
+        return nn.Linear(spec.dim, out_dim)
     if spec.kind == "categorical":
         return CategoricalEncoder(spec.cardinalities, out_dim)
     if spec.kind == "constant":

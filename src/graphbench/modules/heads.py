@@ -5,8 +5,6 @@ from __future__ import annotations
 from torch import Tensor, nn
 
 from graphbench.modules.activations import make_activation
-from graphbench.modules.dropout import Dropout
-from graphbench.modules.linear import Linear
 
 
 class MLPHead(nn.Module):
@@ -23,8 +21,8 @@ class MLPHead(nn.Module):
             raise ValueError(f"head.num_layers must be >= 1, got {num_layers}")
         layers: list[nn.Module] = []
         for _ in range(num_layers - 1):
-            layers += [Linear(in_dim, in_dim), make_activation(activation), Dropout(dropout)]
-        layers.append(Linear(in_dim, out_dim))
+            layers += [nn.Linear(in_dim, in_dim), make_activation(activation), nn.Dropout(dropout)]
+        layers.append(nn.Linear(in_dim, out_dim))
         self.mlp = nn.Sequential(*layers)
 
     def reset_parameters(self) -> None:

@@ -11,9 +11,8 @@ from torch_geometric.nn import global_add_pool, global_max_pool, global_mean_poo
 
 from graphbench.info import DatasetInfo, FeatureSpec
 from graphbench.modules.activations import make_activation
-from graphbench.modules.dropout import Dropout
 from graphbench.modules.encoders import make_feature_encoder
-from graphbench.modules.propagation import PlanMemo
+from graphbench.modules.propagation import EdgePlan, PlanMemo
 
 POOLINGS: dict[str, Callable[..., Tensor]] = {"mean": global_mean_pool, "add": global_add_pool, "max": global_max_pool}
 
@@ -94,9 +93,9 @@ class GraphNetwork(nn.Module):
             norm(hidden_dim) if getattr(lay, "updates_edges", False) and not _self_contained(lay) else nn.Identity()
             for lay in self.layers
         )
-        self.input_dropout = Dropout(input_dropout)  # on dense input features (Kipf & Welling 2017)
+        self.input_dropout = nn.Dropout(input_dropout)  # on dense input features (Kipf & Welling 2017)
         self.act = make_activation(activation)
-        self.dropout = Dropout(dropout)
+        self.dropout = nn.Dropout(dropout)
         self.head = None if last_layer_outputs else head(in_dim=hidden_dim, out_dim=info.num_outputs)
         self.plans = PlanMemo()
 
@@ -119,11 +118,12 @@ class GraphNetwork(nn.Module):
         edge_weight: Tensor | None = getattr(data, "edge_weight", None)
         # the batch's plan, shared by every layer: GCN's normalized adjacency is built on first use
         # instead of layer by layer, and once per run for a full-batch graph (PlanMemo)
-        plan = (
-            self.plans.plan(data.edge_index, h.size(0), edge_weight)
-            if any(getattr(lay, "uses_plan", False) for lay in self.layers)
-            else None
-        )
+        plan = None
+        if any(getattr(lay, "uses_plan", False) for lay in self.layers):
+            # a compiled forward builds its plan inside the graph: the memo's identity and version
+            # checks cannot be traced
+            make_plan = EdgePlan if torch.compiler.is_compiling() else self.plans.plan
+            plan = make_plan(data.edge_index, h.size(0), edge_weight)
         for index, (layer, node_norm, edge_norm) in enumerate(zip(self.layers, self.node_norms, self.edge_norms)):
             extra: dict[str, object] = {"batch": batch} if getattr(layer, "needs_batch", False) else {}
             if getattr(layer, "uses_plan", False):
@@ -151,7 +151,11 @@ class GraphNetwork(nn.Module):
             batch = getattr(data, "batch", None)
             if batch is None:
                 batch = torch.zeros(h.size(0), dtype=torch.long, device=h.device)
-            h = self.pool(h, batch)
+                num_graphs = 1
+            else:
+                # the batch's own count, so that pooling need not read batch.max() back from the device
+                num_graphs = getattr(data, "num_graphs", None)
+            h = self.pool(h, batch, num_graphs)
         return h if self.head is None else self.head(h)
 
 

@@ -14,8 +14,6 @@ import torch
 from torch import Tensor, nn
 from torch_geometric.data import Data
 
-from graphbench.modules.linear import Linear
-
 
 class LapPEEncoder(nn.Module):
     r"""Encodes Laplacian eigenvectors (:class:`~graphbench.transforms.lap_pe.LapPE`).
@@ -62,10 +60,10 @@ class LapPEEncoder(nn.Module):
         self.k, self.out_dim, self.kind, self.sign_flip = k, out_dim, kind, sign_flip
         self.eigen_attr, self.eigval_attr = eigen_attr, eigval_attr
         if kind == "linear":
-            self.linear = Linear(k, out_dim)
+            self.linear = nn.Linear(k, out_dim)
         else:
-            self.phi = nn.Sequential(Linear(2, out_dim), nn.ReLU(), Linear(out_dim, out_dim), nn.ReLU())
-            self.rho = Linear(out_dim, out_dim)
+            self.phi = nn.Sequential(nn.Linear(2, out_dim), nn.ReLU(), nn.Linear(out_dim, out_dim), nn.ReLU())
+            self.rho = nn.Linear(out_dim, out_dim)
         self.reset_parameters()
 
     def reset_parameters(self) -> None:
@@ -109,7 +107,7 @@ class RWSEEncoder(nn.Module):
         super().__init__()
         self.k, self.out_dim, self.attr = k, out_dim, attr
         self.norm = nn.BatchNorm1d(k)
-        self.linear = Linear(k, out_dim)
+        self.linear = nn.Linear(k, out_dim)
 
     def reset_parameters(self) -> None:
         self.norm.reset_parameters()

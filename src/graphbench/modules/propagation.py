@@ -17,6 +17,8 @@ The plan is explicit: :class:`~graphbench.modules.network.GraphNetwork` hands on
 pass to the layers that declare ``uses_plan = True``. It takes it from a :class:`PlanMemo`, which
 keeps the last batch's plan while the same ``edge_index`` tensor comes back unchanged: full-batch
 training and evaluation run every step on one graph, whose plan is then built once per run.
+Inside ``torch.func`` transforms and ``torch.compile``, which take no sparse CSR tensors, GCN's
+product runs as a gather and ``index_add`` of the same normalized edges.
 Results equal PyG's paths up to float summation order (tests/modules/test_propagation.py).
 """
 
@@ -24,18 +26,42 @@ from __future__ import annotations
 
 import warnings
 from dataclasses import dataclass
-from functools import cached_property
 
 import torch
 from torch import Tensor
+from torch_geometric.index import index2ptr
 from torch_geometric.nn.conv.gcn_conv import gcn_norm
 from torch_geometric.utils import scatter
+
+from graphbench.speedups.functorch import transformed
+
+
+def traceable_gcn_norm(edge_index: Tensor, edge_weight: Tensor | None, num_nodes: int) -> tuple[Tensor, Tensor]:
+    r"""PyG's ``gcn_norm(edge_index, edge_weight, num_nodes, add_self_loops=True)`` in shapes that
+    depend on the sizes alone, so that ``torch.compile`` traces it in one graph (PyG's self-loop
+    search, a ``nonzero``, has a data-dependent shape). An existing self-loop :math:`i \to i` keeps
+    its place with weight 0 and hands its weight to the loop appended for :math:`i` (1 where there is
+    none), as PyG's ``add_remaining_self_loops`` does; the zero-weight edges add nothing, so products
+    with the result equal those with PyG's. Returns ``[2, E + N]`` edges and their weights
+    :math:`w_{ji} / \sqrt{\hat d_i \hat d_j}`."""
+    src, dst = edge_index[0], edge_index[1]
+    weight = edge_index.new_ones(edge_index.size(1), dtype=torch.float32) if edge_weight is None else edge_weight
+    is_loop = src == dst
+    # the weight of node i's existing self-loop, or 1; a dummy slot num_nodes takes the other edges
+    slot = torch.where(is_loop, src, num_nodes)
+    loop_weight = weight.new_ones(num_nodes + 1).scatter(0, slot, weight)[:num_nodes]
+    nodes = torch.arange(num_nodes, device=edge_index.device, dtype=edge_index.dtype)
+    index = torch.cat([edge_index, torch.stack([nodes, nodes])], dim=1)
+    weight = torch.cat([torch.where(is_loop, 0.0, weight), loop_weight])
+    degree = weight.new_zeros(num_nodes).index_add_(0, index[1], weight)
+    inv_sqrt = degree.pow(-0.5).masked_fill(degree == 0, 0.0)
+    return index, inv_sqrt[index[0]] * weight * inv_sqrt[index[1]]
 
 
 def csr(rows: Tensor, cols: Tensor, values: Tensor, shape: tuple[int, int]) -> Tensor:
     """The ``shape`` CSR matrix with ``values`` at ``(rows, cols)`` (duplicates kept: they add up in products)."""
     order = torch.argsort(rows * shape[1] + cols)  # row-major, columns sorted within a row
-    rowptr = torch._convert_indices_from_coo_to_csr(rows[order], shape[0])
+    rowptr = index2ptr(rows[order], shape[0])
     with warnings.catch_warnings():  # "sparse CSR support is in beta": the product below is tested
         warnings.simplefilter("ignore")
         return torch.sparse_csr_tensor(rowptr, cols[order], values[order], shape, check_invariants=False)
@@ -73,12 +99,6 @@ class _SparseProduct(torch.autograd.Function):
         return spmm(ctx.transpose, grad.contiguous()), None, None
 
 
-def transformed(x: Tensor) -> bool:
-    """Whether ``x`` is inside a ``torch.func`` transform (``vmap``, ``vjp``: the NTK callback), where
-    sparse CSR tensors cannot go; there GCN's product runs as a gather and ``index_add``."""
-    return bool(torch._C._functorch.is_functorch_wrapped_tensor(x))
-
-
 class EdgePlan:
     r"""What every layer needs from one batch's ``edge_index`` (``[2, E]``, ``edge_index[1]`` receives),
     built on first use and shared by every layer that is handed this plan.
@@ -106,21 +126,31 @@ class EdgePlan:
         self.num_nodes = int(num_nodes)
         self.src, self.dst = edge_index[0], edge_index[1]
         self.edge_weight = edge_weight
+        # built on first use; a plain cache, since torch.compile cannot trace functools.cached_property's
+        # lock (Python < 3.12)
+        self._gcn_edges: tuple[Tensor, Tensor] | None = None
+        self._gcn_adjacency: tuple[Tensor, Tensor] | None = None
 
-    @cached_property
+    @property
     def gcn_edges(self) -> tuple[Tensor, Tensor]:
         """GCN's normalized edges: ``edge_index`` with self-loops and their weights (PyG's ``gcn_norm``,
         with :attr:`edge_weight` when given)."""
-        index, weight = gcn_norm(self.edge_index, self.edge_weight, self.num_nodes, improved=False, add_self_loops=True)
-        assert weight is not None
-        return index, weight
+        if self._gcn_edges is None and torch.compiler.is_compiling():
+            self._gcn_edges = traceable_gcn_norm(self.edge_index, self.edge_weight, self.num_nodes)
+        if self._gcn_edges is None:
+            index, weight = gcn_norm(self.edge_index, self.edge_weight, self.num_nodes, improved=False, add_self_loops=True)
+            assert weight is not None
+            self._gcn_edges = index, weight
+        return self._gcn_edges
 
-    @cached_property
+    @property
     def gcn_adjacency(self) -> tuple[Tensor, Tensor]:
         """GCN's normalized adjacency (rows receive) and its transpose, CSR ``[N, N]``."""
-        (src, dst), weight = self.gcn_edges
-        shape = (self.num_nodes, self.num_nodes)
-        return csr(dst, src, weight, shape), csr(src, dst, weight, shape)
+        if self._gcn_adjacency is None:
+            (src, dst), weight = self.gcn_edges
+            shape = (self.num_nodes, self.num_nodes)
+            self._gcn_adjacency = csr(dst, src, weight, shape), csr(src, dst, weight, shape)
+        return self._gcn_adjacency
 
     def gather_src(self, x: Tensor) -> Tensor:
         return x.index_select(0, self.src)
@@ -135,7 +165,8 @@ class EdgePlan:
         return out.index_add(0, self.dst, m) if transformed(m) else out.index_add_(0, self.dst, m)
 
     def gcn_propagate(self, x: Tensor) -> Tensor:
-        if transformed(x):
+        # torch.func (vmap: the NTK callback) and torch.compile cannot take sparse CSR tensors
+        if transformed(x) or torch.compiler.is_compiling():
             (src, dst), weight = self.gcn_edges
             messages = x.index_select(0, src) * weight.to(x.dtype).unsqueeze(-1)
             return x.new_zeros((self.num_nodes, *x.shape[1:])).index_add(0, dst, messages)

@@ -24,7 +24,7 @@ from torch import Tensor
 from torch_geometric.data import Data
 from torch_geometric.transforms import BaseTransform, Compose
 
-from graphbench.gc_pause import gc_paused
+from graphbench.speedups.gc_pause import gc_paused
 
 #: Default upper bound on ``sum(n * n)`` over the graphs of one chunk (:meth:`CollatedGraphs.spans`).
 MAX_CHUNK_ELEMENTS: int = 1 << 20
@@ -143,7 +143,7 @@ def precompute(data_list: Sequence[Data], transform: BaseTransform | None) -> li
     :class:`RWSE`, :class:`PECompose`) use it; a :class:`torch_geometric.transforms.Compose`
     is unrolled so that its members can; any other transform is applied graph by graph.
     The inputs are not modified. ``transform=None`` returns the graphs unchanged. The cyclic
-    garbage collector is paused meanwhile (:func:`graphbench.gc_pause.gc_paused`): the copies
+    garbage collector is paused meanwhile (:func:`graphbench.speedups.gc_pause.gc_paused`): the copies
     and tensors made per graph would make it rescan the whole dataset again and again (on
     Peptides-func, ~0.5 s of RWSE's ~3 s with the dataset loaded).
     """

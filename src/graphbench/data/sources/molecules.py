@@ -26,9 +26,9 @@ from torch_geometric.data import Data
 
 from graphbench.data.store.collate import collate_concatenated
 from graphbench.errors import DataError
-from graphbench.gc_pause import gc_paused
-from graphbench.hugepages import numpy_hugepages_off
 from graphbench.processes import map_chunks, usable_cores
+from graphbench.speedups.gc_pause import gc_paused
+from graphbench.speedups.hugepages import numpy_hugepages_off
 
 
 class _OGBIndex(dict):  # type: ignore[type-arg]
@@ -186,7 +186,7 @@ def featurize_smiles(smiles: Sequence[str], y: Tensor, num_workers: int | None =
     Chunks of SMILES go to ``num_workers`` processes (default: every usable core). Every bond gives
     the two directed edges ``(i, j), (j, i)`` in bond order, with the bond's features on both, and
     ``edge_index`` holds graph-local node ids: the graphs equal those of serial ``smiles2graph``.
-    Arrays are built with 4 KiB pages (:func:`graphbench.hugepages.numpy_hugepages_off`).
+    Arrays are built with 4 KiB pages (:func:`graphbench.speedups.hugepages.numpy_hugepages_off`).
     """
     with numpy_hugepages_off():
         return _featurize_smiles(smiles, y, num_workers or usable_cores())

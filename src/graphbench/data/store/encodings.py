@@ -8,8 +8,8 @@ from torch_geometric.data import Data
 from torch_geometric.transforms import BaseTransform, Compose
 
 from graphbench.data.store.graph_store import GraphStore
-from graphbench.gc_pause import gc_paused
-from graphbench.hugepages import numpy_hugepages_off
+from graphbench.speedups.gc_pause import gc_paused
+from graphbench.speedups.hugepages import numpy_hugepages_off
 from graphbench.transforms.precompute import CollatedGraphs, PECompose, precompute
 
 
@@ -31,7 +31,7 @@ def precompute_store(store: GraphStore, transform: BaseTransform | None) -> Grap
         return store
     members = transform.transforms if isinstance(transform, (Compose, PECompose)) else [transform]
     # the columns are fresh arrays of hundreds of MiB, which NumPy's huge-page advice makes slow to
-    # fill on some machines (graphbench.hugepages); the collector is paused as in precompute
+    # fill on some machines (graphbench.speedups.hugepages); the collector is paused as in precompute
     with gc_paused(), numpy_hugepages_off():
         for member in members:
             collated = collated_graphs(store) if hasattr(member, "transform_collated") else None

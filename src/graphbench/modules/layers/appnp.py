@@ -6,8 +6,6 @@ from torch import Tensor, nn
 from torch_geometric.nn import APPNP
 
 from graphbench.modules.activations import make_activation
-from graphbench.modules.dropout import Dropout
-from graphbench.modules.linear import Linear
 
 
 class APPNPLayer(nn.Module):
@@ -43,8 +41,8 @@ class APPNPLayer(nn.Module):
     ) -> None:
         super().__init__()
         self.act = make_activation(activation)
-        self.dropout = Dropout(dropout)
-        self.linear = Linear(in_dim, out_dim)
+        self.dropout = nn.Dropout(dropout)
+        self.linear = nn.Linear(in_dim, out_dim)
         self.propagate = APPNP(K=K, alpha=alpha, dropout=edge_dropout)
 
     def reset_parameters(self) -> None:

@@ -6,7 +6,6 @@ import torch
 from torch import Tensor, nn
 from torch_geometric.utils import scatter
 
-from graphbench.modules.linear import Linear
 from graphbench.modules.propagation import EdgePlan
 
 
@@ -34,11 +33,11 @@ class GatedGCNLayer(nn.Module):
 
     def __init__(self, in_dim: int, out_dim: int, edge_dim: int, eps: float = 1e-6, sparse: bool = True) -> None:
         super().__init__()
-        self.A = Linear(in_dim, out_dim)
-        self.B = Linear(in_dim, out_dim)
-        self.C = Linear(edge_dim, out_dim)
-        self.D = Linear(in_dim, out_dim)
-        self.E = Linear(in_dim, out_dim)
+        self.A = nn.Linear(in_dim, out_dim)
+        self.B = nn.Linear(in_dim, out_dim)
+        self.C = nn.Linear(edge_dim, out_dim)
+        self.D = nn.Linear(in_dim, out_dim)
+        self.E = nn.Linear(in_dim, out_dim)
         self.eps = eps
         self.sparse = sparse
 

@@ -5,7 +5,6 @@ from __future__ import annotations
 from torch import Tensor, nn
 from torch_geometric.nn import GCNConv
 
-from graphbench.modules.linear import linear
 from graphbench.modules.propagation import EdgePlan
 
 
@@ -23,7 +22,7 @@ class GCNLayer(nn.Module):
     ``conv.bias``). With ``sparse=True`` the propagation is a CSR product with the normalized
     adjacency of the :class:`~graphbench.modules.propagation.EdgePlan` the network builds once per
     batch (normalization computed once for all layers; the network builds the plan with the same
-    ``edge_weight``) and ``conv.lin`` is computed by :func:`~graphbench.modules.linear.linear`;
+    ``edge_weight``) after ``conv.lin``;
     ``sparse=False`` calls ``GCNConv`` itself, which renormalizes and scatters in every layer. Both
     give the same result up to float rounding.
     """
@@ -55,5 +54,5 @@ class GCNLayer(nn.Module):
             plan = EdgePlan(edge_index, x.size(0), edge_weight)
         elif plan.edge_weight is not edge_weight:
             raise ValueError("GCNLayer: the plan was built with other edge weights than the layer was given")
-        out = plan.gcn_propagate(linear(x, self.conv.lin.weight, self.conv.lin.bias))
+        out = plan.gcn_propagate(self.conv.lin(x))
         return (out if self.conv.bias is None else out + self.conv.bias), edge_attr

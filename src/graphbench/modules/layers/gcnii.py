@@ -6,7 +6,6 @@ from torch import Tensor, nn
 from torch_geometric.nn import GCN2Conv
 
 from graphbench.modules.activations import make_activation
-from graphbench.modules.dropout import Dropout
 
 
 class GCNIILayer(nn.Module):
@@ -53,7 +52,7 @@ class GCNIILayer(nn.Module):
             for depth in range(1, num_convs + 1)
         )
         self.act = make_activation(activation)
-        self.dropout = Dropout(dropout)
+        self.dropout = nn.Dropout(dropout)
 
     def reset_parameters(self) -> None:
         for conv in self.convs:

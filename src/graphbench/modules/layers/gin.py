@@ -5,7 +5,6 @@ from __future__ import annotations
 from torch import Tensor, nn
 from torch_geometric.nn import GINConv
 
-from graphbench.modules.linear import Linear
 from graphbench.modules.propagation import weighted_sum_at_dst
 
 
@@ -25,7 +24,7 @@ class GINLayer(nn.Module):
 
     def __init__(self, in_dim: int, out_dim: int, edge_dim: int) -> None:
         super().__init__()
-        mlp = nn.Sequential(Linear(in_dim, out_dim), nn.ReLU(), Linear(out_dim, out_dim))
+        mlp = nn.Sequential(nn.Linear(in_dim, out_dim), nn.ReLU(), nn.Linear(out_dim, out_dim))
         self.conv = GINConv(mlp, train_eps=True)
 
     def reset_parameters(self) -> None:

@@ -5,7 +5,6 @@ from __future__ import annotations
 from torch import Tensor, nn
 from torch_geometric.nn import GINEConv
 
-from graphbench.modules.linear import Linear
 from graphbench.modules.propagation import EdgePlan, weighted_sum_at_dst
 
 
@@ -30,7 +29,7 @@ class GINELayer(nn.Module):
 
     def __init__(self, in_dim: int, out_dim: int, edge_dim: int, sparse: bool = True) -> None:
         super().__init__()
-        mlp = nn.Sequential(Linear(in_dim, out_dim), nn.ReLU(), Linear(out_dim, out_dim))
+        mlp = nn.Sequential(nn.Linear(in_dim, out_dim), nn.ReLU(), nn.Linear(out_dim, out_dim))
         self.conv = GINEConv(mlp, train_eps=True, edge_dim=edge_dim if edge_dim != in_dim else None)
         self.sparse = sparse
 

@@ -7,10 +7,8 @@ from torch import Tensor, nn
 from torch_geometric.utils import to_dense_batch
 
 from graphbench.modules.activations import make_activation
-from graphbench.modules.dropout import Dropout
 from graphbench.modules.layers.gatedgcn import GatedGCNLayer
 from graphbench.modules.layers.gine import GINELayer
-from graphbench.modules.linear import Linear
 from graphbench.modules.norms import NodeNorm
 
 LOCAL_MODELS: tuple[str, ...] = ("gine", "gatedgcn")
@@ -77,11 +75,11 @@ class GPSLayer(nn.Module):
         self.norm_local = NodeNorm(dim, norm)
         self.attn = nn.MultiheadAttention(dim, heads, dropout=attn_dropout, batch_first=True)
         self.norm_attn = NodeNorm(dim, norm)
-        self.ff_in = Linear(dim, 2 * dim)
-        self.ff_out = Linear(2 * dim, dim)
+        self.ff_in = nn.Linear(dim, 2 * dim)
+        self.ff_out = nn.Linear(2 * dim, dim)
         self.norm_ff = NodeNorm(dim, norm)
         self.act = make_activation(activation)
-        self.dropout = Dropout(dropout)
+        self.dropout = nn.Dropout(dropout)
 
     def reset_parameters(self) -> None:
         for module in self.children():

@@ -4,8 +4,6 @@ from __future__ import annotations
 
 from torch import Tensor, nn
 
-from graphbench.modules.linear import Linear
-
 
 class MLPLayer(nn.Module):
     r""":math:`x_i' = W x_i + b`, ignoring the graph: with pooling this is a DeepSets-style baseline
@@ -18,7 +16,7 @@ class MLPLayer(nn.Module):
 
     def __init__(self, in_dim: int, out_dim: int, edge_dim: int) -> None:
         super().__init__()
-        self.lin = Linear(in_dim, out_dim)
+        self.lin = nn.Linear(in_dim, out_dim)
 
     def reset_parameters(self) -> None:
         self.lin.reset_parameters()

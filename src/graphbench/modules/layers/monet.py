@@ -8,8 +8,6 @@ from torch import Tensor, nn
 from torch_geometric.nn import GMMConv
 from torch_geometric.utils import degree
 
-from graphbench.modules.linear import Linear
-
 
 def degree_pseudo_coordinates(edge_index: Tensor, num_nodes: int) -> Tensor:
     r"""Pseudo-coordinates :math:`u(j, i) = \big(1/\sqrt{\deg j + 1},\ 1/\sqrt{\deg i + 1}\big)` of every
@@ -56,7 +54,7 @@ class MoNetLayer(nn.Module):
         separate_gaussians: bool = False,
     ) -> None:
         super().__init__()
-        self.pseudo = nn.Sequential(Linear(2, pseudo_dim), nn.Tanh())
+        self.pseudo = nn.Sequential(nn.Linear(2, pseudo_dim), nn.Tanh())
         self.conv = GMMConv(
             in_dim,
             out_dim,

@@ -1,19 +1,19 @@
 r"""Dropout (Srivastava et al. 2014), :math:`y = x \odot m / (1 - p)` with :math:`m_k \sim
-\mathrm{Bernoulli}(1 - p)`, whose CPU masks are drawn by :mod:`graphbench.modules.cpu_bernoulli`.
+\mathrm{Bernoulli}(1 - p)`, whose CPU masks are drawn by :mod:`graphbench.speedups.cpu_bernoulli`.
 
 torch's ``F.dropout`` on CPU computes ``noise = empty_like(x).bernoulli_(1 - p)``, ``noise.div_(1 - p)``
 and ``x * noise``, and saves the float ``noise`` for the backward ``grad * noise`` (ATen's
 ``_dropout_impl``; the fused ``native_dropout`` is taken on accelerators only). :func:`dropout`
 draws the same mask from the same generator state as ``uint8``
-(:func:`~graphbench.modules.cpu_bernoulli.draw`) and computes both products in one compiled pass
+(:func:`~graphbench.speedups.cpu_bernoulli.draw`) and computes both products in one compiled pass
 each, multiplying by exactly the float32 values of ``noise``: :math:`s = 1 / (1 - p)` as torch's
 ``div_`` rounds it, or 0. Outputs, gradients and every later random draw equal ``F.dropout``'s bit
-for bit (tests/modules/test_dropout.py); the mask kept for the backward takes a quarter of the
+for bit (tests/speedups/test_dropout.py); the mask kept for the backward takes a quarter of the
 memory (on the LRGB-tuned GCN, 21 MB less per layer at batch 200), and a mask is about 4x faster.
 
 Everything else goes to ``F.dropout``: evaluation, ``p`` of 0 or 1, non-float32 or non-contiguous
-input, other devices, ``torch.func`` transforms, ``inplace``, or a torch build on which
-:func:`~graphbench.modules.cpu_bernoulli.available` does not hold. Under ``create_graph`` the
+input, other devices, ``torch.func`` transforms, ``torch.compile``, ``inplace``, or a torch build on which
+:func:`~graphbench.speedups.cpu_bernoulli.available` does not hold. Under ``create_graph`` the
 backward is torch's ``grad * noise``, itself differentiable.
 """
 
@@ -25,8 +25,8 @@ import torch
 from torch import Tensor, nn
 from torch.nn import functional as F
 
-from graphbench.modules import cpu_bernoulli
-from graphbench.modules.propagation import transformed
+from graphbench.speedups import cpu_bernoulli
+from graphbench.speedups.functorch import transformed
 
 
 @numba.njit(cache=True, nogil=True)
@@ -71,6 +71,7 @@ def _takes_compiled_mask(x: Tensor) -> bool:
         and x.is_contiguous()
         and x.numel() > 0
         and not transformed(x)
+        and not torch.compiler.is_compiling()  # a compiled graph draws its masks itself
         and cpu_bernoulli.available()
     )
 

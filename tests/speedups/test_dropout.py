@@ -1,4 +1,4 @@
-"""graphbench.modules.dropout: the compiled-mask dropout equals ``F.dropout`` bit for bit (outputs,
+"""graphbench.speedups.dropout: the compiled-mask dropout equals ``F.dropout`` bit for bit (outputs,
 gradients, later random draws), also inside a network trained on real batches; every input it does not
 take goes to ``F.dropout``."""
 
@@ -9,10 +9,11 @@ import torch
 from torch import Tensor, nn
 from torch.nn import functional as F
 
-from graphbench.modules import cpu_bernoulli
-from graphbench.modules import dropout as dropout_module
-from graphbench.modules.dropout import Dropout, dropout
+from graphbench import speedups
 from graphbench.modules.layers import GCNLayer, GINELayer
+from graphbench.speedups import cpu_bernoulli
+from graphbench.speedups import dropout as dropout_module
+from graphbench.speedups.dropout import Dropout, dropout
 
 needs_equal_kernel = pytest.mark.skipif(not cpu_bernoulli.available(), reason="this torch build draws masks differently")
 
@@ -135,7 +136,7 @@ def test_a_network_trains_on_real_batches_exactly_as_with_torchs_masks(
         if not compiled:
             monkeypatch.setattr(dropout_module, "_takes_compiled_mask", lambda x: False)
         torch.manual_seed(0)
-        net = _network(layer, sparse=True, layers=3, width=16)
+        net = speedups.apply(_network(layer, sparse=True, layers=3, width=16))
         optimizer = torch.optim.AdamW(net.parameters(), lr=1e-3)
         losses = []
         for step in range(3):

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from lightning.pytorch.profilers import PassThroughProfiler
 
-from graphbench.quiet_profiler import QuietProfiler
+from graphbench.speedups.quiet_profiler import QuietProfiler
 
 
 def test_profile_is_one_shared_null_context_and_records_nothing():

@@ -6,7 +6,7 @@ import gc
 
 import pytest
 
-from graphbench.gc_pause import gc_paused
+from graphbench.speedups.gc_pause import gc_paused
 
 
 @pytest.fixture

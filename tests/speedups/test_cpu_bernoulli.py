@@ -1,4 +1,4 @@
-"""graphbench.modules.cpu_bernoulli: the compiled draws equal ``Tensor.bernoulli_`` on the default CPU
+"""graphbench.speedups.cpu_bernoulli: the compiled draws equal ``Tensor.bernoulli_`` on the default CPU
 generator element for element, and leave the generator where ``bernoulli_`` leaves it."""
 
 from __future__ import annotations
@@ -8,8 +8,8 @@ import math
 import pytest
 import torch
 
-from graphbench.modules import cpu_bernoulli
-from graphbench.modules.cpu_bernoulli import available, draw
+from graphbench.speedups import cpu_bernoulli
+from graphbench.speedups.cpu_bernoulli import available, draw
 
 needs_equal_kernel = pytest.mark.skipif(not available(), reason="this torch build draws Bernoulli masks differently")
 

@@ -8,13 +8,13 @@ torch's Inductor compiles CPU linears to), computes the same product. On the EPY
 ``[31000, F] @ [F, F]``: 27.0 ms against MKL's 39.0 ms at F = 236, 13.1 against 20.6 at F = 159,
 4.7 against 8.0 at F = 95. That is why :func:`linear` does not simply call ``F.linear``.
 
-:func:`linear` takes the oneDNN path for 2-D float32 CPU inputs outside ``torch.func`` transforms
-and CPU autocast; everything else goes to ``F.linear``. Its backward computes
+:func:`linear` takes the oneDNN path for 2-D float32 CPU inputs outside ``torch.func`` transforms,
+CPU autocast and ``torch.compile`` (which cannot lower this op; it emits its own); everything else goes to ``F.linear``. Its backward computes
 :math:`\partial L/\partial x = g W` on oneDNN as well (a linear with weight :math:`W^\top`),
 :math:`\partial L/\partial W = g^\top x` with torch's ``mm`` (MKL was as fast as oneDNN there) and
 :math:`\partial L/\partial b = \sum_n g_n`; under ``create_graph`` it differentiates through torch's
 own ops instead, so higher derivatives stay exact. Results equal ``F.linear``'s up to float summation
-order (tests/modules/test_linear.py).
+order (tests/speedups/test_linear.py).
 """
 
 from __future__ import annotations
@@ -22,8 +22,9 @@ from __future__ import annotations
 import torch
 from torch import Tensor, nn
 from torch.nn import functional as F
+from torch_geometric.nn.dense.linear import Linear as PyGLinear
 
-from graphbench.modules.propagation import transformed
+from graphbench.speedups.functorch import transformed
 
 _ONEDNN = torch.backends.mkldnn.is_available() and hasattr(torch.ops.mkldnn, "_linear_pointwise")
 
@@ -57,6 +58,8 @@ class _OneDnnLinear(torch.autograd.Function):
 def _takes_onednn(x: Tensor, weight: Tensor, bias: Tensor | None) -> bool:
     if not _ONEDNN or x.dim() != 2 or x.device.type != "cpu" or torch.is_autocast_enabled("cpu"):
         return False
+    if torch.compiler.is_compiling():  # Inductor compiles F.linear to this product itself
+        return False
     tensors = (x, weight) if bias is None else (x, weight, bias)
     if any(t.dtype != torch.float32 or t.layout != torch.strided for t in tensors):
         return False
@@ -73,6 +76,14 @@ def linear(x: Tensor, weight: Tensor, bias: Tensor | None = None) -> Tensor:
 
 class Linear(nn.Linear):
     """``torch.nn.Linear`` (same parameters, names and initialization) computed by :func:`linear`."""
+
+    def forward(self, x: Tensor) -> Tensor:
+        return linear(x, self.weight, self.bias)
+
+
+class OneDnnPyGLinear(PyGLinear):
+    """PyG's :class:`~torch_geometric.nn.dense.linear.Linear` (``GCNConv.lin`` and the like; same
+    parameters, names and initialization) computed by :func:`linear`."""
 
     def forward(self, x: Tensor) -> Tensor:
         return linear(x, self.weight, self.bias)

@@ -1,4 +1,4 @@
-"""graphbench.modules.linear: oneDNN's product equals ``F.linear`` in values and in first and second
+"""graphbench.speedups.linear: oneDNN's product equals ``F.linear`` in values and in first and second
 derivatives, and every input it does not take goes to ``F.linear`` unchanged."""
 
 from __future__ import annotations
@@ -8,7 +8,7 @@ import torch
 from torch import Tensor, nn
 from torch.nn import functional as F
 
-from graphbench.modules.linear import _ONEDNN, Linear, linear
+from graphbench.speedups.linear import _ONEDNN, Linear, linear
 
 needs_onednn = pytest.mark.skipif(not _ONEDNN, reason="this torch build has no oneDNN linear")
 

@@ -11,7 +11,7 @@ from torch import Tensor
 from torch.utils.data import DataLoader
 from torchmetrics import MeanMetric
 
-from graphbench import result_moves
+from graphbench.speedups import result_moves
 
 CPU, META = torch.device("cpu"), torch.device("meta")
 
@@ -64,6 +64,23 @@ def test_install_replaces_the_method_once(monkeypatch: pytest.MonkeyPatch) -> No
     result_moves.install()
     result_moves.install()
     assert _ResultMetric.to is result_moves._to_unless_there
+
+
+def test_installed_lasts_for_the_block_only_also_on_error() -> None:
+    lightnings_own = _ResultMetric.to
+    with pytest.raises(RuntimeError), result_moves.installed(result_moves.TESTED_LIGHTNING[0]) as patched:
+        assert patched is True
+        assert _ResultMetric.to is result_moves._to_unless_there
+        raise RuntimeError("the run failed")
+    assert _ResultMetric.to is lightnings_own
+
+
+def test_an_untested_lightning_keeps_its_method_and_says_so(caplog: pytest.LogCaptureFixture) -> None:
+    lightnings_own = _ResultMetric.to
+    with caplog.at_level("INFO", logger=result_moves.__name__), result_moves.installed("0.0.1") as patched:
+        assert patched is False
+        assert _ResultMetric.to is lightnings_own
+    assert "Lightning 0.0.1 is not one of" in caplog.text
 
 
 @dataclass

@@ -5,7 +5,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from graphbench.hugepages import _set_advice, numpy_hugepages_off
+from graphbench.speedups.hugepages import _set_advice, numpy_hugepages_off
 
 pytestmark = pytest.mark.skipif(_set_advice is None, reason="this NumPy build has no huge-page advice setter")
 

@@ -1,0 +1,127 @@
+"""graphbench.speedups.seam: ``apply`` swaps the kernels into a plain network without changing its
+parameters or losses (``speedups=off`` trains as ``auto``); ``run_scope`` patches Lightning for the
+block only; ``compile_network`` trains with eager's losses and keeps checkpoints loadable."""
+
+from __future__ import annotations
+
+from functools import partial
+from pathlib import Path
+
+import pytest
+import torch
+from lightning.pytorch.trainer.connectors.logger_connector.result import _ResultMetric
+from torch import Tensor, nn
+from torch.nn import functional as F
+from torch_geometric.data import Batch, Data
+from torch_geometric.nn.dense.linear import Linear as PyGLinear
+
+from graphbench import speedups
+from graphbench.info import DatasetInfo, FeatureSpec
+from graphbench.modules.heads import MLPHead
+from graphbench.modules.layers import GCNLayer, GINELayer
+from graphbench.modules.network import GraphNetwork
+from graphbench.modules.norms import NodeNorm
+from graphbench.speedups import cpu_bernoulli, result_moves
+from graphbench.speedups.dropout import Dropout
+from graphbench.speedups.linear import Linear, OneDnnPyGLinear
+from graphbench.speedups.quiet_profiler import QuietProfiler
+
+CONF = Path(__file__).resolve().parents[2] / "conf"
+
+
+def _network(layer: type[nn.Module], dropout: float) -> GraphNetwork:
+    torch.manual_seed(0)
+    info = DatasetInfo("toy", "graph", "binary", 1, "ap", True, FeatureSpec("dense", 3), FeatureSpec("dense", 2))
+    return GraphNetwork(
+        info=info,
+        layer=layer,
+        head=partial(MLPHead, num_layers=2, activation="relu", dropout=dropout),
+        norm=partial(NodeNorm, kind="batchnorm"),
+        hidden_dim=8,
+        num_layers=2,
+        dropout=dropout,
+    )
+
+
+def _batch(step: int) -> Batch:
+    """Three rings of 4 + step, 5 + step and 6 + step nodes: sizes change every step, as graph batches do."""
+    generator = torch.Generator().manual_seed(step)
+    graphs = []
+    for k in range(3):
+        n = 4 + step + k
+        src = torch.arange(n)
+        dst = (src + 1) % n
+        edge_index = torch.stack([torch.cat([src, dst]), torch.cat([dst, src])])
+        x, edge_attr = torch.randn(n, 3, generator=generator), torch.randn(2 * n, 2, generator=generator)
+        graphs.append(Data(x=x, edge_index=edge_index, edge_attr=edge_attr, y=torch.tensor([[float(k % 2)]])))
+    return Batch.from_data_list(graphs)
+
+
+def _losses(network: nn.Module, steps: int) -> list[Tensor]:
+    optimizer = torch.optim.AdamW(network.parameters(), lr=1e-2)
+    losses = []
+    for step in range(steps):
+        batch = _batch(step)
+        torch.manual_seed(100 + step)  # the dropout masks of this step
+        optimizer.zero_grad()
+        loss = F.binary_cross_entropy_with_logits(network(batch), batch.y)
+        loss.backward()
+        optimizer.step()
+        losses.append(loss.detach())
+    return losses
+
+
+def test_the_config_group_names_every_choice() -> None:
+    assert sorted(path.stem for path in (CONF / "speedups").glob("*.yaml")) == sorted(speedups.CHOICES)
+
+
+def test_apply_swaps_exact_classes_and_keeps_parameters_and_their_names() -> None:
+    plain = nn.Sequential(nn.Linear(3, 4), nn.Dropout(0.5), PyGLinear(4, 2), nn.MultiheadAttention(4, 2))
+    names = list(plain.state_dict())
+    weight = plain[0].weight
+    fast = speedups.apply(plain)
+    assert fast is plain
+    assert [type(m) for m in fast[:3]] == [Linear, Dropout, OneDnnPyGLinear]
+    assert type(fast[3].out_proj) is nn.modules.linear.NonDynamicallyQuantizableLinear  # a subclass: left alone
+    assert list(fast.state_dict()) == names
+    assert fast[0].weight is weight
+
+
+@pytest.mark.skipif(not cpu_bernoulli.available(), reason="this torch build draws masks differently")
+@pytest.mark.parametrize("layer", [GCNLayer, GINELayer])
+def test_speedups_off_trains_with_the_same_losses(layer: type[nn.Module], monkeypatch: pytest.MonkeyPatch) -> None:
+    draws: list[int] = []
+    draw = cpu_bernoulli.draw
+    monkeypatch.setattr(cpu_bernoulli, "draw", lambda n, p: draws.append(n) or draw(n, p))
+    fast = _losses(speedups.apply(_network(layer, dropout=0.2)), steps=3)
+    assert draws, "the compiled dropout kernel never ran"
+    plain = _losses(_network(layer, dropout=0.2), steps=3)
+    torch.testing.assert_close(fast, plain, rtol=1e-5, atol=1e-6)
+    assert fast[0] != fast[-1]  # it trained
+
+
+def test_run_scope_patches_lightning_for_the_block_only() -> None:
+    lightnings_own = _ResultMetric.to
+    with speedups.run_scope(True):
+        assert _ResultMetric.to is result_moves._to_unless_there
+    assert _ResultMetric.to is lightnings_own
+    with speedups.run_scope(False):
+        assert _ResultMetric.to is lightnings_own
+
+
+def test_the_profiler_is_quiet_only_when_enabled() -> None:
+    assert isinstance(speedups.profiler(True), QuietProfiler)
+    assert speedups.profiler(False) is None
+
+
+def test_a_compiled_network_trains_as_eager_and_its_checkpoint_loads_into_an_eager_one() -> None:
+    """Without dropout (Inductor draws its own masks); with the kernels applied, which step aside."""
+    eager = _losses(_network(GCNLayer, dropout=0.0), steps=3)
+    compiled_network = speedups.compile_network(speedups.apply(_network(GCNLayer, dropout=0.0)))
+    compiled = _losses(compiled_network, steps=3)
+    torch.testing.assert_close(compiled, eager, rtol=1e-5, atol=1e-6)
+    state = compiled_network.state_dict()
+    assert not any(key.startswith("_orig_mod.") for key in state)
+    fresh = _network(GCNLayer, dropout=0.0)
+    fresh.load_state_dict(state)
+    assert all(torch.equal(a, b) for a, b in zip(fresh.state_dict().values(), state.values()))
