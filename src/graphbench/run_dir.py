@@ -140,8 +140,8 @@ class RunDirGuard(Callback):
     def _guard(config: DictConfig, directory: Path, setting: str, sweep: bool) -> None:
         try:
             resume = resume_mode(config.get("resume") or default_resume(str(config.hydra.launcher.get("_target_", ""))))
-            usable_dir(directory, setting)
             check_user_paths(config)
+            usable_dir(directory, setting)
             if resume == "auto":
                 return
             if sweep:

@@ -140,3 +140,40 @@ def test_console_output_says_each_thing_once(tmp_path: Path) -> None:
         assert unwanted not in everything, unwanted
     assert out[-1] == f"run directory: {run_dir}"
     assert len(out) < 20
+
+
+def test_ctrl_c_after_three_epochs_records_them_and_the_best_validation_metric(tmp_path: Path) -> None:
+    """SIGINT once the third epoch's line is printed: ``results.json`` says ``interrupted`` and holds the
+    epochs trained, the best epoch so far with its train and validation metrics, and the history;
+    no test metric, since the test never ran. Epochs of 12 batches leave the signal time to land
+    during the fourth epoch; whatever the timing, the record matches the epoch lines printed."""
+    run_dir = tmp_path / "run"
+    args = [
+        *FAST_CYCLES,
+        "dataset.batch_size=8",
+        "trainer.max_epochs=500",
+        f"hydra.run.dir={run_dir}",
+        f"paths.cache_dir={tmp_path / 'cache'}",
+    ]
+    proc = subprocess.Popen(
+        [sys.executable, "run.py", *args], cwd=REPO, env=cli_env(), stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True
+    )
+    assert proc.stdout is not None
+    printed = []
+    for line in proc.stdout:
+        printed.append(line)
+        if line.startswith("epoch 2/"):
+            break
+    proc.send_signal(signal.SIGINT)
+    rest, stderr = proc.communicate(timeout=300)
+    epoch_lines = [line for line in [*printed, *rest.splitlines()] if line.startswith("epoch ")]
+    results = strict_json(run_dir / "results.json")
+    assert proc.returncode == 130 and "Traceback" not in stderr
+    assert results["status"] == "interrupted"
+    assert results["epochs_trained"] == len(epoch_lines) >= 3
+    assert [entry["epoch"] for entry in results["history"]] == list(range(len(epoch_lines)))
+    monitored = [entry["val/accuracy"] for entry in results["history"]]
+    assert results["metrics"]["val/accuracy"] == max(monitored)
+    best = results["history"][results["best_epoch"]]
+    assert results["metrics"] == {k: v for k, v in best.items() if k.startswith(("train/", "val/")) and not k.endswith("_best")}
+    assert "train/loss" in results["metrics"] and not any(k.startswith("test/") for k in results["metrics"])
