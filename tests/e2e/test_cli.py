@@ -11,7 +11,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from tests.conftest import FAST_CYCLES
+from tests.conftest import FAST_CYCLES, real_data_root
 from tests.paths import REPO
 
 
@@ -218,3 +218,20 @@ def test_unusable_data_and_cache_dirs_give_one_line(tmp_path: Path, args: list[s
     errors = [line for line in proc.stderr.splitlines() if line.startswith("error:")]
     assert len(errors) == 1 and expected.format(tmp=tmp_path) in errors[0], proc.stderr[-3000:]
     assert "Traceback" not in proc.stderr and "download" not in proc.stderr
+
+
+@pytest.mark.real_data
+def test_a_warm_cache_does_not_hide_an_empty_data_dir(tmp_path: Path) -> None:
+    """Issue 37: after one texas run, a data root without its raw files completed from the cache; now
+    every run checks the raw files its cache was built from, and fails in one `error:` line."""
+    real_data_root()
+    args = ["dataset=texas", "trainer.max_epochs=1", "trainer.enable_progress_bar=false"]
+    warm = run_cli([*args, f"hydra.run.dir={tmp_path / 'warm'}"], tmp_path)
+    assert warm.returncode == 0, warm.stderr[-3000:]
+    (tmp_path / "empty").mkdir()
+    proc = run_cli([*args, f"paths.data_dir={tmp_path / 'empty'}", f"hydra.run.dir={tmp_path / 'run'}"], tmp_path)
+    assert proc.returncode == 1
+    errors = [line for line in proc.stderr.splitlines() if line.startswith("error:")]
+    expected = f"Raw files of texas not found under data root {tmp_path / 'empty'} (none of its 12 files is there):"
+    assert len(errors) == 1 and expected in errors[0], proc.stderr[-3000:]
+    assert "Traceback" not in proc.stderr
