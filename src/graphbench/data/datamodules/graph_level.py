@@ -36,7 +36,9 @@ class GraphLevelDataModule(L.LightningDataModule):
     collated store + split indices); the DataModule owns everything around it:
 
     - the processed-data cache in ``cache_dir`` (written atomically, under a lock), keyed by the
-      source's class, version and :meth:`~Source.cache_params`;
+      source's class, version, :meth:`~Source.cache_params` and the MD5s of the raw files its build
+      located; every run checks those raw files under ``data_dir`` before it uses the cache
+      (:mod:`graphbench.data.io.raw_manifest`);
     - the raw files under ``data_dir`` (read-only), with missing files downloaded only when
       ``download`` is true (:class:`~graphbench.data.io.raw_root.RawRoot`);
     - a positional-encoding ``pe_transform``, applied once to every graph and cached beside the
