@@ -50,3 +50,17 @@ def test_plateau_halves_and_reports_stop_threshold() -> None:
     for value in (1.0, 1.0, 1.0, 1.0, 1.0):
         sched.step(value)
     assert opt.param_groups[0]["lr"] == 0.25
+
+
+def test_bce_over_labelled_entries_is_the_bce_of_those_entries_and_leaves_the_others_without_gradient() -> None:
+    nan = float("nan")
+    logits = torch.tensor([[0.3, -1.2, 2.0], [1.5, 0.1, -0.7]], requires_grad=True)
+    target = torch.tensor([[1.0, nan, 0.0], [nan, 1.0, 1.0]])
+    labelled = ~torch.isnan(target)
+    loss = MaskedBCEWithLogitsLoss()(logits, target)
+    expected = torch.nn.functional.binary_cross_entropy_with_logits(logits.detach()[labelled], target[labelled])
+    assert loss.item() == pytest.approx(expected.item(), rel=1e-6)
+    loss.backward()
+    assert logits.grad is not None
+    assert torch.equal(logits.grad[~labelled], torch.zeros(2))
+    assert bool((logits.grad[labelled] != 0).all())

@@ -17,11 +17,15 @@ from torch.nn import functional as F
 class MaskedBCEWithLogitsLoss(nn.Module):
     r"""Binary cross-entropy on logits over the labelled entries only: a NaN target means "not
     labelled" (OGB's ogbg-molpcba convention), :math:`\frac{1}{|L|}\sum_{(i,t) \in L}
-    \mathrm{BCE}(z_{it}, y_{it})` with :math:`L = \{(i,t): y_{it} \neq \mathrm{NaN}\}`."""
+    \mathrm{BCE}(z_{it}, y_{it})` with :math:`L = \{(i,t): y_{it} \neq \mathrm{NaN}\}`.
+
+    The unlabelled entries are zeroed, not selected (a boolean-mask selection makes the host wait for
+    the device to count them): the loss is the same, with no host-device sync in the step."""
 
     def forward(self, logits: Tensor, target: Tensor) -> Tensor:
         labelled = ~torch.isnan(target)
-        return F.binary_cross_entropy_with_logits(logits[labelled], target[labelled])
+        losses = F.binary_cross_entropy_with_logits(logits, torch.where(labelled, target, 0.0), reduction="none")
+        return torch.where(labelled, losses, 0.0).sum() / labelled.sum()
 
 
 class BalancedBCEWithLogitsLoss(nn.Module):
