@@ -25,6 +25,7 @@ from benchmarks.common import Context, Row, markdown_table
 BENCHMARKS: dict[str, str] = {
     "reference": "benchmarks.reference",
     "overhead": "benchmarks.overhead",
+    "dispatch": "benchmarks.dispatch",
     "preprocess": "benchmarks.preprocess",
     "pe": "benchmarks.pe",
     "pipeline": "benchmarks.pipeline",

@@ -18,6 +18,7 @@ EXPECTED_ROWS = [
     ("overhead: time / training epoch", "GCN, cycles"),
     ("overhead: time / training epoch", "GatedGCN, cycles"),
     ("overhead: time / training epoch", "GCN full-batch, Cora"),
+    ("dispatch: training steps / s", "LRGB-tuned GCN"),
     ("preprocess: raw csv -> dataset", "Peptides-func"),
     ("preprocess: floor (RDKit MolFromSmiles alone)", "Peptides-func"),
     ("preprocess: reload cache", "Peptides-func"),
