@@ -58,7 +58,7 @@ def build_parser() -> argparse.ArgumentParser:
         "--plots",
         type=Path,
         metavar="OUT_DIR",
-        help="also write learning curves (val metric and train loss, mean ± std over seeds) and a strip plot of the "
+        help="also write learning curves (val metric and train loss, mean ± std over runs) and a strip plot of the "
         "test metric per block as PNGs into OUT_DIR, and the critical-difference diagram over several datasets",
     )
     parser.add_argument(

@@ -186,7 +186,7 @@ def _title(figure: Figure, summary: BlockSummary, width: int) -> None:
 
 
 def curves_figure(summary: BlockSummary, curves: Mapping[str, CurveStats]) -> Figure:
-    """Two panels: ``val/<metric>`` and ``train/loss`` mean ± std over seeds per group, in table order."""
+    """Two panels: ``val/<metric>`` and ``train/loss`` mean ± std over runs per group, in table order."""
     figure = Figure(figsize=(12, 4.8), layout="constrained")
     val_axes, loss_axes = figure.subplots(1, 2)
     uneven = {"val": False, "loss": False}
@@ -199,8 +199,8 @@ def curves_figure(summary: BlockSummary, curves: Mapping[str, CurveStats]) -> Fi
         uneven["loss"] |= _draw_curve(loss_axes, stats.train_loss, color, None)
     metric = summary.block.metric
     note = "epoch (dotted: last epoch reached by all seeds)"
-    val_axes.set(xlabel=note if uneven["val"] else "epoch", ylabel=f"val/{metric}", title=f"val/{metric} (mean ± std over seeds)")
-    loss_axes.set(xlabel=note if uneven["loss"] else "epoch", ylabel=TRAIN_LOSS, title=f"{TRAIN_LOSS} (mean ± std over seeds)")
+    val_axes.set(xlabel=note if uneven["val"] else "epoch", ylabel=f"val/{metric}", title=f"val/{metric} (mean ± std over runs)")
+    loss_axes.set(xlabel=note if uneven["loss"] else "epoch", ylabel=TRAIN_LOSS, title=f"{TRAIN_LOSS} (mean ± std over runs)")
     for axes in (val_axes, loss_axes):
         axes.xaxis.set_major_locator(MaxNLocator(integer=True))
         axes.grid(alpha=0.3)
@@ -229,7 +229,7 @@ def strip_figure(summary: BlockSummary) -> Figure:
     axes.set_ylim(-0.6, len(summary.rows) - 0.4)
     direction = "higher" if block.higher_is_better else "lower"
     paper = "; x: paper value" if any(row.paper is not None for row in summary.rows) else ""
-    axes.set_xlabel(f"{key} ({direction} is better; dots: seeds, bar: mean{paper})")
+    axes.set_xlabel(f"{key} ({direction} is better; dots: runs, bar: mean{paper})")
     axes.grid(axis="x", alpha=0.3)
     _title(figure, summary, width=85)
     return figure

@@ -80,7 +80,7 @@ def format_rank_stability(rank: RankStability) -> str:
         f"{head} IGB's inversion number {rank.igb_inversions} (inversions against seed {rank.reference_seed}'s "
         f"ranking, summed over the {others} other seed{'s' if others != 1 else ''}; at most {rank.igb_max_possible}); "
         f"all-pairs inversion number mean {rank.mean_inversions:.2f}, max {rank.max_inversions} discordant group pairs "
-        f"over {rank.n_seed_pairs} seed pairs (at most {rank.max_possible} per seed pair); "
+        f"over {rank.n_seed_pairs} seed pair{'s' if rank.n_seed_pairs != 1 else ''} (at most {rank.max_possible} per seed pair); "
         f"seeds {seeds}; {rank.n_groups} groups."
     )
 
@@ -99,7 +99,7 @@ def format_markdown_table(summary: BlockSummary) -> str:
         f"of this table; * = Holm p < {summary.alpha:g}, ns = not significant."
     )
     if with_paper:
-        legend += " paper: the published value named by the config's `literature`; Δ = (mean − paper) / std over seeds."
+        legend += " paper: the published value named by the config's `literature`; Δ = (mean − paper) / std over runs."
     lines += [
         legend,
         "",
