@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 import logging
+import multiprocessing
 import os
 import shutil
 import time
@@ -230,3 +231,31 @@ def test_an_unreadable_record_is_rebuilt_with_its_cache(tmp_path: Path) -> None:
     assert record.read() is None
     assert toy.load(data) == ([1, 2], digest) and toy.builds == 2
     assert record.digest(data, download=False) == digest
+
+
+def _load_in_process(cache_dir: str, data_dir: str, index: int) -> None:
+    def build(raw: RawRoot) -> list[int]:
+        (path,) = raw.locate([TOY], "Toy")
+        (Path(cache_dir).parent / f"built-{index}").touch()
+        time.sleep(0.2)  # the others arrive while this one builds
+        return [int(v) for v in path.read_text().split()]
+
+    toy = Toy(Path(cache_dir))
+    value, _ = load_or_build_from_raw(Path(cache_dir) / "toy.raw.json", toy.entry, RawRoot(data_dir), build, "toy")
+    assert value == [4, 5]
+
+
+def test_concurrent_first_runs_build_once(tmp_path: Path) -> None:
+    """The jobs of an array share one cache directory: the first build, which learns the raw files,
+    runs once, and the others load its result."""
+    write_toy(tmp_path / "data", "4 5")
+    ctx = multiprocessing.get_context("fork")
+    args = (str(tmp_path / "cache"), str(tmp_path / "data"))
+    procs = [ctx.Process(target=_load_in_process, args=(*args, i)) for i in range(4)]
+    for p in procs:
+        p.start()
+    for p in procs:
+        p.join()
+    assert [p.exitcode for p in procs] == [0, 0, 0, 0]
+    assert len(list(tmp_path.glob("built-*"))) == 1
+    assert sorted(p.suffix for p in (tmp_path / "cache").iterdir()) == [".json", ".pt"]
