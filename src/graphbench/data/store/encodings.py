@@ -53,7 +53,7 @@ def collated_graphs(store: GraphStore) -> CollatedGraphs | None:
     if "edge_index" in slices:
         edge_index, edge_ptr = data.edge_index, slices["edge_index"]
     else:
-        edge_index, edge_ptr = torch.zeros(2, 0, dtype=torch.long), torch.zeros_like(slices["x"])
+        edge_index, edge_ptr = torch.zeros(2, 0, dtype=torch.long, device=slices["x"].device), torch.zeros_like(slices["x"])
     edge_weight = data.get("edge_weight")
     if edge_weight is not None and not torch.equal(slices["edge_weight"], edge_ptr):
         return None

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import torch
 from torch import Tensor, nn
 from torch_geometric.nn import GCNConv
 
@@ -54,5 +55,12 @@ class GCNLayer(nn.Module):
             plan = EdgePlan(edge_index, x.size(0), edge_weight)
         elif plan.edge_weight is not edge_weight:
             raise ValueError("GCNLayer: the plan was built with other edge weights than the layer was given")
-        out = plan.gcn_propagate(self.conv.lin(x))
+        h = self.conv.lin(x)
+        if h.device.type == "cpu" and torch.is_autocast_enabled("cpu"):
+            # the CPU's sparse CSR product has no half-precision kernel: under trainer.precision=bf16-mixed
+            # or 16-mixed the propagation runs in float32 there, outside autocast (CUDA's has one)
+            with torch.autocast("cpu", enabled=False):
+                out = plan.gcn_propagate(h.float())
+        else:
+            out = plan.gcn_propagate(h)
         return (out if self.conv.bias is None else out + self.conv.bias), edge_attr
