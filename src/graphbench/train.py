@@ -78,7 +78,7 @@ def network_builder(cfg: DictConfig, info: DatasetInfo) -> Callable[[int], nn.Mo
     partial = build(
         cfg.model,
         f"model '{cfg.model.name}'",
-        METADATA_KEYS,
+        (*METADATA_KEYS, "consistency"),  # the training objective's part (build_task_module), not the network's
         _partial_=True,
         info=info,
         head=build(cfg.head, "head", METADATA_KEYS),
@@ -100,18 +100,29 @@ def network_width(cfg: DictConfig, make_network: Callable[[int], nn.Module]) -> 
 
 def build_task_module(cfg: DictConfig, network: nn.Module, info: DatasetInfo) -> GraphTaskModule:
     """The LightningModule from the dataset's ``module`` node (its ``_target_``, loss and protocol
-    arguments), given the network, the dataset's facts, the optimizer and the scheduler."""
+    arguments), given the network, the dataset's facts, the optimizer and the scheduler, and the model's
+    consistency regularization (``model.consistency``, GRAND's) where the model config has one."""
     module_cfg = cfg.dataset.get("module")
     if module_cfg is None:
         raise ConfigError(
             f"dataset '{cfg.dataset.name}' names no task module: its YAML needs a `module:` node (see conf/dataset/cycles.yaml)"
         )
     make_module = build(module_cfg, "dataset.module", _partial_=True)
+    consistency_cfg = cfg.model.get("consistency")
+    objective: dict[str, Any] = {}
+    if consistency_cfg is not None:
+        if info.level == "link":
+            raise ConfigError(
+                f"model.consistency (model '{cfg.model.name}') trains node- and graph-level tasks; dataset "
+                f"'{cfg.dataset.name}' is link-level: set model.consistency=null"
+            )
+        objective["consistency"] = build(consistency_cfg, "model.consistency")
     return make_module(
         network,
         info,
         optimizer=build(cfg.optimizer, "optimizer", METADATA_KEYS),
         scheduler=build(cfg.scheduler, "scheduler", METADATA_KEYS) if cfg.scheduler.get("_target_") else None,
+        **objective,
     )
 
 

@@ -49,3 +49,47 @@ def pos_neg_bce(pos: Tensor, neg: Tensor) -> Tensor:
     link-prediction examples over positive scores :math:`s^+` and sampled negative scores :math:`s^-`."""
     loss = F.binary_cross_entropy_with_logits(pos, torch.ones_like(pos))
     return loss + F.binary_cross_entropy_with_logits(neg, torch.zeros_like(neg)) if neg.numel() else loss
+
+
+def sharpen(probabilities: Tensor, temperature: float) -> Tensor:
+    r"""Sharpening (Feng et al. 2020, eq. 5; Berthelot et al. 2019's MixMatch):
+    :math:`Z'_{ic} = Z_{ic}^{1/T} \big/ \sum_j Z_{ij}^{1/T}` over the last dimension of class
+    probabilities :math:`Z`. :math:`T < 1` moves each row towards its arg-max, :math:`T = 1` keeps it."""
+    powered = probabilities.pow(1.0 / temperature)
+    return powered / powered.sum(dim=-1, keepdim=True)
+
+
+class ConsistencyLoss(nn.Module):
+    r"""GRAND's consistency regularization (Feng et al., NeurIPS 2020, "Graph Random Neural Network for
+    Semi-Supervised Learning on Graphs", eqs. 5-6) over the logits of ``num_augmentations`` random forward
+    passes :math:`s = 1..S` of the same batch: with :math:`\tilde Z^{(s)} = \mathrm{softmax}(\text{logits}^{(s)})`,
+    the average :math:`\bar Z = \frac1S \sum_s \tilde Z^{(s)}` sharpened with ``temperature`` :math:`T`
+    (:func:`sharpen`, no gradient through it),
+
+    .. math::
+        \lambda \, \mathcal L_{\mathrm{con}} = \lambda \, \frac1S \sum_{s=1}^{S} \frac1n \sum_{i=1}^{n}
+        \big\lVert Z'_i - \tilde Z^{(s)}_i \big\rVert_2^2
+
+    over all :math:`n` rows (nodes, labelled or not), :math:`\lambda` = ``weight``; as ``consis_loss`` of
+    the authors' code (THUDM/GRAND, ``train_grand.py``). The task module adds it to the supervised loss
+    averaged over the same :math:`S` passes (:class:`~graphbench.modules.task_module.GraphTaskModule`).
+    """
+
+    def __init__(self, num_augmentations: int, temperature: float, weight: float) -> None:
+        super().__init__()
+        if not isinstance(num_augmentations, int) or num_augmentations < 1:
+            raise ValueError(f"model.consistency.num_augmentations must be a positive integer, got {num_augmentations!r}")
+        if not temperature > 0:
+            raise ValueError(f"model.consistency.temperature must be positive (GRAND uses 0.1-0.5), got {temperature!r}")
+        if not weight >= 0:
+            raise ValueError(f"model.consistency.weight must be non-negative, got {weight!r}")
+        self.num_augmentations = num_augmentations
+        self.temperature = float(temperature)
+        self.weight = float(weight)
+
+    def forward(self, logits: list[Tensor]) -> Tensor:
+        if len(logits) != self.num_augmentations:
+            raise ValueError(f"ConsistencyLoss expects {self.num_augmentations} augmentations' logits, got {len(logits)}")
+        probabilities = torch.stack([z.float().softmax(dim=-1) for z in logits])  # [S, n, C]
+        target = sharpen(probabilities.mean(dim=0), self.temperature).detach()
+        return self.weight * (probabilities - target).pow(2).sum(dim=-1).mean()

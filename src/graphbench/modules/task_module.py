@@ -12,8 +12,10 @@ from torch.optim import Optimizer
 from torch_geometric.data import Batch
 from torchmetrics import MaxMetric, MeanMetric, MinMetric
 
+from graphbench.errors import ConfigError
 from graphbench.info import SPLITS, DatasetInfo
 from graphbench.metrics.registry import make_metric
+from graphbench.modules.losses import ConsistencyLoss
 from graphbench.modules.schedulers import SchedulerSpec
 
 
@@ -31,6 +33,13 @@ class GraphTaskModule(L.LightningModule):
     ``y_true``, ``index``) for
     :class:`graphbench.callbacks.predictions.TestPredictions`; the epoch history is kept by
     :class:`graphbench.callbacks.history.EpochHistory`.
+
+    With ``consistency`` (a :class:`~graphbench.modules.losses.ConsistencyLoss`, from ``model.consistency``:
+    GRAND, Feng et al. 2020) a training step runs the network :math:`S` = ``consistency.num_augmentations``
+    times on the batch (each pass draws its own random augmentation, e.g. GRAND's DropNode) and
+    minimizes the mean over the passes of ``loss`` on the split's examples plus the consistency term;
+    ``train/loss`` is that total and the training metric scores the first pass, as the authors' code does.
+    Evaluation is one forward pass, as without it.
     """
 
     def __init__(
@@ -41,8 +50,15 @@ class GraphTaskModule(L.LightningModule):
         scheduler: Callable[..., SchedulerSpec] | None = None,
         *,
         loss: Callable[[Tensor, Tensor], Tensor],
+        consistency: ConsistencyLoss | None = None,
     ) -> None:
         super().__init__()
+        if consistency is not None and info.task_type != "multiclass":
+            raise ConfigError(
+                f"model.consistency (GRAND's consistency regularization) needs a multiclass task; dataset "
+                f"'{info.name}' is {info.task_type}: set model.consistency=null"
+            )
+        self.consistency = consistency
         self.network = network
         self.info = info
         self.loss_fn = loss
@@ -64,7 +80,13 @@ class GraphTaskModule(L.LightningModule):
     def _step(self, batch: Batch, split: str) -> tuple[Tensor, dict[str, Tensor]]:
         """The batch's loss over the split's examples, and their (detached) outputs and targets
         (``y_pred``, ``y_true``); updates the split's metric and epoch loss."""
-        logits = self(batch)
+        loss, outputs, target = self._supervised(self(batch), batch, split)
+        self.metrics[f"{split}_metric"].update(outputs, target)
+        self.losses[f"{split}_loss"].update(loss.detach().float(), outputs.size(0))
+        return loss, {"y_pred": outputs, "y_true": target}
+
+    def _supervised(self, logits: Tensor, batch: Batch, split: str) -> tuple[Tensor, Tensor, Tensor]:
+        """The loss of ``logits`` over the split's examples, their detached float32 outputs and targets."""
         target = batch.y
         mask = batch[f"{split}_mask"] if self.info.level == "node" else None
         if mask is not None:
@@ -79,10 +101,18 @@ class GraphTaskModule(L.LightningModule):
             loss = self.loss_fn(logits, target)
         # metrics, epoch losses and saved predictions in float32 whatever the precision the network
         # ran in (``trainer.precision=bf16-mixed`` or ``16-mixed``: NumPy has no bfloat16)
-        outputs = logits.detach().float()
-        self.metrics[f"{split}_metric"].update(outputs, target)
-        self.losses[f"{split}_loss"].update(loss.detach().float(), logits.size(0))
-        return loss, {"y_pred": outputs, "y_true": target}
+        return loss, logits.detach().float(), target
+
+    def _consistency_step(self, batch: Batch, consistency: ConsistencyLoss) -> Tensor:
+        """GRAND's training objective: the supervised loss averaged over ``consistency.num_augmentations``
+        random forward passes plus the consistency term over all of the batch's outputs."""
+        all_logits = [self(batch) for _ in range(consistency.num_augmentations)]
+        supervised = [self._supervised(logits, batch, "train") for logits in all_logits]
+        loss = torch.stack([part[0] for part in supervised]).mean() + consistency(all_logits)
+        _, outputs, target = supervised[0]
+        self.metrics["train_metric"].update(outputs, target)
+        self.losses["train_loss"].update(loss.detach().float(), outputs.size(0))
+        return loss
 
     def _weighted_loss(self, logits: Tensor, target: Tensor, weight: Tensor) -> Tensor:
         r""":math:`\sum_i w_i \, \ell(\hat y_i, y_i)`: the per-example losses of ``loss_fn`` (whatever its
@@ -94,6 +124,8 @@ class GraphTaskModule(L.LightningModule):
     def training_step(self, batch: Batch, batch_idx: int) -> Tensor | None:
         if self.info.level == "node" and "n_id" in batch and not bool(batch["train_mask"].any()):
             return None  # a sampled subgraph without a training node: nothing to learn, no optimizer step
+        if self.consistency is not None:
+            return self._consistency_step(batch, self.consistency)
         return self._step(batch, "train")[0]
 
     def validation_step(self, batch: Batch, batch_idx: int) -> None:

@@ -7,7 +7,7 @@ layer: ``needs_batch = True`` passes the node-to-graph vector as ``forward(..., 
 operators built once per batch for all layers) as ``forward(..., plan=plan)``,
 ``uses_edge_weight = True`` passes a batch's ``edge_weight`` (``[E]``, e.g. GraphSAINT's aggregator
 normalization :math:`1/\alpha_{u,v}`) as ``forward(..., edge_weight=w)`` when the batch has one (GCN,
-APPNP, GCNII and MixHop weigh :math:`A` inside the GCN normalization, SAGE takes a weighted mean or sum,
+APPNP, GCNII, MixHop and GRAND weigh :math:`A` inside the GCN normalization, SAGE takes a weighted mean or sum,
 GIN and GINE a weighted sum; ``False``, as in GAT, GATv2, GatedGCN, MoNet, GPS and MLP, whose own
 coefficients replace edge weights: the weights are ignored), and
 ``self_contained = True`` means the layer applies its own norms, residuals and dropout, so the
@@ -23,6 +23,7 @@ from graphbench.modules.layers.gcnii import GCNIILayer
 from graphbench.modules.layers.gin import GINLayer
 from graphbench.modules.layers.gine import GINELayer
 from graphbench.modules.layers.gps import GPSLayer
+from graphbench.modules.layers.grand import GRANDLayer
 from graphbench.modules.layers.mixhop import MixHopLayer
 from graphbench.modules.layers.mlp import MLPLayer
 from graphbench.modules.layers.monet import MoNetLayer
@@ -37,6 +38,7 @@ __all__ = [
     "GINELayer",
     "GINLayer",
     "GPSLayer",
+    "GRANDLayer",
     "GatedGCNLayer",
     "MLPLayer",
     "MixHopLayer",

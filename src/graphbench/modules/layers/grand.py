@@ -1,0 +1,100 @@
+"""GRAND's random propagation (Feng et al., NeurIPS 2020, "Graph Random Neural Network for
+Semi-Supervised Learning on Graphs")."""
+
+from __future__ import annotations
+
+import torch
+from torch import Tensor, nn
+
+from graphbench.modules.propagation import EdgePlan
+
+
+def drop_node(x: Tensor, rate: float, training: bool) -> Tensor:
+    r"""DropNode as the authors' code runs it (THUDM/GRAND, ``rand_prop``): in training each node's
+    whole feature row is kept with probability :math:`1 - \delta` and zeroed otherwise,
+    :math:`\tilde X_i = \epsilon_i X_i` with :math:`\epsilon_i \sim \mathrm{Bernoulli}(1 - \delta)`; in
+    evaluation every row is scaled by its expectation, :math:`\tilde X = (1 - \delta) X`.
+
+    The paper's eq. (1) instead scales the kept rows by :math:`1/(1 - \delta)` and leaves evaluation
+    unscaled; both give the same expected input, and they differ only by the constant factor
+    :math:`1 - \delta` on the features, which the code (the source of the published numbers) applies."""
+    if not 0.0 <= rate < 1.0:
+        raise ValueError(f"model.layer.drop_node must be in [0, 1), got {rate!r}")
+    if not training:
+        return x * (1.0 - rate)
+    keep = torch.full((x.size(0), 1), 1.0 - rate, dtype=x.dtype, device=x.device)
+    return x * torch.bernoulli(keep)
+
+
+def mixed_order_propagation(x: Tensor, plan: EdgePlan, order: int) -> Tensor:
+    r"""GRAND's mixed-order propagation :math:`\bar X = \frac{1}{K + 1} \sum_{k=0}^{K} \hat A^k X` with
+    :math:`\hat A = \hat D^{-1/2}(A + I)\hat D^{-1/2}` (the plan's GCN normalization,
+    :meth:`~graphbench.modules.propagation.EdgePlan.gcn_propagate`), :math:`K` = ``order``."""
+    if order < 0:
+        raise ValueError(f"model.layer.order must be a non-negative integer, got {order!r}")
+    if x.device.type == "cpu" and torch.is_autocast_enabled("cpu"):
+        # the CPU's sparse CSR product has no half-precision kernel (as in GCNLayer): float32 there
+        with torch.autocast("cpu", enabled=False):
+            return mixed_order_propagation(x.float(), plan, order)
+    total, power = x, x
+    for _ in range(order):
+        power = plan.gcn_propagate(power)
+        total = total + power
+    return total / (order + 1)
+
+
+class GRANDLayer(nn.Module):
+    r"""GRAND's random propagation followed by the first layer of its MLP:
+
+    .. math::
+        H = \mathrm{Dropout}\Big(\frac{1}{K + 1} \sum_{k=0}^{K} \hat A^k \,\mathrm{DropNode}_\delta(X)\Big) W + b
+
+    (:func:`drop_node`, :func:`mixed_order_propagation`), with ``dropout`` the paper's input dropout,
+    applied after propagation. Every forward pass in training draws a new DropNode mask, so :math:`S`
+    passes over the same batch are GRAND's :math:`S` data augmentations (the consistency term of
+    :class:`~graphbench.modules.losses.ConsistencyLoss` compares them); in evaluation the pass is
+    deterministic (rows scaled by :math:`1 - \delta`, no dropout).
+
+    As the network's one layer reading the raw features (``encode_inputs: false``, ``num_layers: 1``,
+    ``last_layer_outputs: false``, ``input_dropout: 0``), the network's block (ReLU, ``model.dropout``
+    = the hidden dropout) and a linear head complete GRAND's two-layer MLP
+    ``Dropout -> Linear(F -> hidden) -> ReLU -> Dropout -> Linear(hidden -> C)`` (conf/model/grand.yaml);
+    a budget solves its hidden width. Edge features are not used; ``edge_weight`` weighs :math:`A` inside
+    the normalization of :math:`\hat A`, as in GCN.
+    """
+
+    updates_edges = False
+    uses_edge_attr = False
+    uses_plan = True
+    uses_edge_weight = True
+
+    def __init__(
+        self, in_dim: int, out_dim: int, edge_dim: int, *, order: int = 8, drop_node: float = 0.5, dropout: float = 0.5
+    ) -> None:
+        super().__init__()
+        if not isinstance(order, int) or order < 0:
+            raise ValueError(f"model.layer.order must be a non-negative integer, got {order!r}")
+        if not 0.0 <= drop_node < 1.0:
+            raise ValueError(f"model.layer.drop_node must be in [0, 1), got {drop_node!r}")
+        self.order = order
+        self.drop_node = float(drop_node)
+        self.dropout = nn.Dropout(dropout)
+        self.linear = nn.Linear(in_dim, out_dim)
+
+    def reset_parameters(self) -> None:
+        self.linear.reset_parameters()
+
+    def forward(
+        self,
+        x: Tensor,
+        edge_index: Tensor,
+        edge_attr: Tensor | None,
+        plan: EdgePlan | None = None,
+        edge_weight: Tensor | None = None,
+    ) -> tuple[Tensor, Tensor | None]:
+        if plan is None:
+            plan = EdgePlan(edge_index, x.size(0), edge_weight)
+        elif plan.edge_weight is not edge_weight:
+            raise ValueError("GRANDLayer: the plan was built with other edge weights than the layer was given")
+        propagated = mixed_order_propagation(drop_node(x, self.drop_node, self.training), plan, self.order)
+        return self.linear(self.dropout(propagated)), edge_attr
