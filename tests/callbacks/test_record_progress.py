@@ -5,7 +5,7 @@ from __future__ import annotations
 from lightning.pytorch.callbacks import ModelCheckpoint
 
 from graphbench.callbacks.history import EpochHistory
-from graphbench.callbacks.record_progress import fill_from_history
+from graphbench.callbacks.record_progress import RecordProgress, fill_from_history
 from graphbench.record import RUNNING, RunRecord
 
 EPOCHS = [
@@ -37,3 +37,14 @@ def test_before_any_checkpoint_only_the_epochs_are_known() -> None:
     fill_from_history(record, history_of(EPOCHS[:1], best_epoch=None))
     assert (record.epochs_trained, record.best_epoch, record.metrics) == (1, None, {})
     assert record.history == EPOCHS[:1]
+
+
+def test_an_exception_fills_the_epoch_that_ended_just_before_it() -> None:
+    """Ctrl-C after ``history`` recorded an epoch but before this callback's epoch end ran."""
+    record = RunRecord(status=RUNNING, config={})
+    history = history_of(EPOCHS[:2], best_epoch=1)
+    progress = RecordProgress(record, history)
+    progress.on_train_epoch_end(None, None)  # type: ignore[arg-type]  # neither is read
+    history.epochs.append(dict(EPOCHS[2]))
+    progress.on_exception(None, None, KeyboardInterrupt())  # type: ignore[arg-type]
+    assert record.epochs_trained == 3 and record.history == EPOCHS

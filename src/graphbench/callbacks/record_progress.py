@@ -26,7 +26,8 @@ def fill_from_history(record: RunRecord, history: EpochHistory, tracker: Resourc
 
 class RecordProgress(Checkpoint):
     """After every training epoch (and once training starts, after a resumed run restored its
-    history), fills ``record`` from ``history`` (:func:`fill_from_history`). However the run then ends
+    history, and when fit ends with an exception), fills ``record`` from ``history``
+    (:func:`fill_from_history`). However the run then ends
     (interrupted, preempted, diverged, failed), the run frame writes a ``results.json`` holding the
     epochs trained, the best epoch so far with its train/val metrics, and the history.
 
@@ -44,4 +45,9 @@ class RecordProgress(Checkpoint):
             fill_from_history(self.record, self.history, self.tracker)
 
     def on_train_epoch_end(self, trainer: L.Trainer, pl_module: L.LightningModule) -> None:
+        fill_from_history(self.record, self.history, self.tracker)
+
+    def on_exception(self, trainer: L.Trainer, pl_module: L.LightningModule, exception: BaseException) -> None:
+        """Ctrl-C, SIGTERM or an error may land between ``history``'s epoch end and this one's:
+        Lightning calls every callback's ``on_exception`` on its way out, so fill once more."""
         fill_from_history(self.record, self.history, self.tracker)
