@@ -29,9 +29,10 @@ from graphbench.run_dir import default_resume
 @hydra.main(version_base="1.3", config_path="conf", config_name="config")
 def main(cfg: DictConfig) -> float | None:
     quiet_library_logging()
+    overrides = list(HydraConfig.get().overrides.task)  # recorded in results.json's provenance
     if cfg.get("run_group") is None:  # the W&B group: this job's overrides minus the seed (graphbench.naming)
         with open_dict(cfg):
-            cfg.run_group = run_group_from_overrides(list(HydraConfig.get().overrides.task))
+            cfg.run_group = run_group_from_overrides(overrides)
     launcher = str(HydraConfig.get().launcher.get("_target_", ""))
     submitit = "submitit" in launcher
     if cfg.get("resume") is None:  # job arrays are requeued: there, a run resumes by default
@@ -39,7 +40,7 @@ def main(cfg: DictConfig) -> float | None:
             cfg.resume = default_resume(launcher)
     multirun = HydraConfig.get().mode == RunMode.MULTIRUN
     try:
-        record = run_task(cfg)
+        record = run_task(cfg, overrides)
     except GraphbenchError as exc:  # raised only before the run claims its directory (nothing written there)
         print(f"error: {exc}", file=sys.stderr, flush=True)
         if multirun:

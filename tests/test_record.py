@@ -44,3 +44,19 @@ def test_plain_write_replaces(tmp_path: Path) -> None:
     RunRecord(status="running", config={}).write(path, exclusive=True)
     RunRecord(status="completed", config={}).write(path)
     assert RunRecord.read(path).status == "completed"
+
+
+def test_schema_3_records_round_trip_their_provenance_and_older_ones_read_without(tmp_path: Path) -> None:
+    from graphbench.provenance import CodeVersion, Provenance
+
+    block = Provenance(code=CodeVersion(version="0.1.0", commit="c" * 40, dirty=True, diff_sha256="d" * 64), overrides=["seed=1"])
+    path = tmp_path / "results.json"
+    RunRecord(status="completed", config={}, provenance=block).write(path)
+    data = json.loads(path.read_text())
+    assert data["schema_version"] == 3
+    assert data["provenance"]["code"]["commit"] == "c" * 40 and data["provenance"]["overrides"] == ["seed=1"]
+    assert RunRecord.read(path).provenance == block
+    version_2 = {"status": "completed", "config": {"seed": 0}, "schema_version": 2, "num_params": 10}
+    old = RunRecord.from_dict(version_2)
+    assert (old.schema_version, old.provenance, old.num_params) == (2, None, 10)
+    assert RunRecord.from_dict({"status": "completed", "config": {}}).schema_version == 1

@@ -69,3 +69,21 @@ def test_an_unusable_run_directory_fails_in_one_line(tmp_path: Path) -> None:
     (tmp_path / "file").write_text("x")
     with pytest.raises(ConfigError, match=r"^hydra\.run\.dir=.*/file/run cannot be used: Not a directory"):
         recorded_run(config(tmp_path / "file" / "run"), training(1))
+
+
+def test_every_run_records_its_provenance_with_overrides_and_utc_times(tmp_path: Path) -> None:
+    from datetime import datetime, timedelta
+
+    def body(cfg: DictConfig, record: RunRecord, frame: RunFrame) -> None:
+        on_disk = json.loads((frame.output_dir / "results.json").read_text())
+        assert on_disk["status"] == "running" and on_disk["provenance"]["ended_at"] is None  # recorded from the start
+        raise KeyboardInterrupt
+
+    record = recorded_run(config(tmp_path), body, overrides=["model=gcn", "seed=0"])
+    provenance = json.loads((tmp_path / "results.json").read_text())["provenance"]
+    assert record.status == "interrupted" and provenance == record.to_dict()["provenance"]
+    assert provenance["overrides"] == ["model=gcn", "seed=0"] and provenance["raw_files"] == {}
+    started, ended = datetime.fromisoformat(provenance["started_at"]), datetime.fromisoformat(provenance["ended_at"])
+    assert started.utcoffset() == ended.utcoffset() == timedelta(0) and started <= ended
+    assert provenance["code"]["version"] is not None and provenance["packages"]["torch"] is not None
+    assert recorded_run(config(tmp_path / "other"), training(1)).provenance.overrides == []  # composed in-process: none

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import logging
 import warnings
+from collections.abc import Sequence
 
 from omegaconf import DictConfig
 
@@ -41,10 +42,11 @@ def format_summary(record: RunRecord) -> str:
     return "\n".join(lines)
 
 
-def run_task(cfg: DictConfig) -> RunRecord:
+def run_task(cfg: DictConfig, overrides: Sequence[str] = ()) -> RunRecord:
+    """Run ``cfg.task``; ``overrides`` (Hydra's task overrides) go into the run's provenance."""
     share_tensors_through_files()  # before any DataLoader forks its workers
     task = build(cfg.task, "task", METADATA_KEYS)
-    return task(cfg)
+    return task(cfg, overrides=list(overrides))
 
 
 #: warnings Lightning raises about its own internals or about step-level logging, which graphbench

@@ -14,9 +14,11 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from graphbench.provenance import Provenance
+
 RESULTS_FILENAME: str = "results.json"
-#: bump when a field changes meaning; readers accept older versions field by field
-SCHEMA_VERSION: int = 2
+#: bump when a field changes meaning; readers accept older versions field by field (3: ``provenance``)
+SCHEMA_VERSION: int = 3
 
 COMPLETED: str = "completed"
 RUNNING: str = "running"
@@ -87,6 +89,9 @@ class RunRecord:
     diverged, failed) still has ``epochs_trained``, ``best_epoch`` and the train/val metrics of the
     best epoch so far, and ``history`` (one ``{epoch, lr, train/*, val/*}`` entry per finished
     epoch); ``test/<m>`` only where the test ran.
+
+    ``provenance`` (schema version 3) says what made the run: code, packages, machine, raw files,
+    overrides, start and end (:class:`graphbench.provenance.Provenance`); ``None`` in older records.
     """
 
     status: str
@@ -106,6 +111,7 @@ class RunRecord:
     time_per_epoch_s: float | None = None
     total_time_s: float | None = None
     peak_memory_mb: float | None = None
+    provenance: Provenance | None = None
 
     @property
     def completed(self) -> bool:
@@ -152,6 +158,7 @@ class RunRecord:
         if not isinstance(values.get("config"), dict):
             values["config"] = None  # a reader tells "no config" apart from an empty one
         values.setdefault("schema_version", 1)
+        values["provenance"] = Provenance.from_dict(values.get("provenance"))
         return cls(**values)
 
     @classmethod

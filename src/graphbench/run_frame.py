@@ -2,17 +2,19 @@
 that records another run is refused, :mod:`graphbench.run_dir`), ``resume=auto``'s skip of a
 completed run, a truthful ``status`` in ``results.json`` on every exit path (``running`` while it
 works, then ``completed``, ``failed: ...``, ``diverged at epoch N``, ``interrupted`` or
-``preempted``), and the loggers finished with that status."""
+``preempted``), the run's provenance (:mod:`graphbench.provenance`: code, packages, machine,
+overrides, start and end; the body adds the raw files it read), and the loggers finished with that
+status (W&B also gets the provenance as config)."""
 
 from __future__ import annotations
 
 import logging
 import time
 import traceback
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from lightning.pytorch.utilities.exceptions import SIGTERMException
 from omegaconf import DictConfig, OmegaConf
@@ -22,6 +24,8 @@ from graphbench.distributed import is_rank_zero
 from graphbench.errors import ConfigError, GraphbenchError
 from graphbench.loggers import SafeWandbLogger
 from graphbench.naming import seed_dependent_keys
+from graphbench.provenance import collect as collect_provenance
+from graphbench.provenance import utc_now
 from graphbench.record import (
     COMPLETED,
     INTERRUPTED,
@@ -32,10 +36,14 @@ from graphbench.record import (
     diverged,
     exit_code,
     failed,
+    flat_config,
 )
 from graphbench.run_dir import existing_run, recorded_status, usable_dir
 from graphbench.run_dir import resume_mode as checked_resume
 from graphbench.signals import Preempted, SignalState, run_signals
+
+if TYPE_CHECKING:
+    from graphbench.data.datamodules.graph_level import GraphLevelDataModule
 
 log = logging.getLogger(__name__)
 
@@ -67,7 +75,7 @@ def resume_mode(cfg: DictConfig) -> str:
     return checked_resume(cfg.get("resume"))
 
 
-def recorded_run(cfg: DictConfig, body: RunBody, other_rank: OtherRank | None = None) -> RunRecord:
+def recorded_run(cfg: DictConfig, body: RunBody, other_rank: OtherRank | None = None, overrides: Sequence[str] = ()) -> RunRecord:
     """Run ``body`` in ``paths.output_dir`` and return its record, also in ``results.json`` there.
 
     The directory must hold no other run: one whose ``results.json`` records a run is refused
@@ -75,7 +83,8 @@ def recorded_run(cfg: DictConfig, body: RunBody, other_rank: OtherRank | None = 
     equals this one (:func:`graphbench.run_dir.existing_run`); then a completed run is skipped and
     any other continues. A fresh run claims the directory atomically (of two runs started in one
     directory at once, one is refused). ``other_rank``, when given, runs instead of the frame in a
-    process that is not rank 0 (``is_rank_zero``)."""
+    process that is not rank 0 (``is_rank_zero``). ``overrides`` are Hydra's task overrides of the
+    run (``run.py`` passes them; none for a config composed in-process), recorded in its provenance."""
     output_dir = Path(cfg.paths.output_dir)
     usable_dir(output_dir, "hydra.run.dir")
     results_path = output_dir / RESULTS_FILENAME
@@ -102,6 +111,7 @@ def recorded_run(cfg: DictConfig, body: RunBody, other_rank: OtherRank | None = 
                     "(leave hydra.run.dir / hydra.sweep.dir unset, or name an unused one)"
                 ) from None
     start = time.perf_counter()
+    provenance = record.provenance = collect_provenance(overrides)  # started now; the body adds its raw files
     with run_signals() as signals:
         frame = RunFrame(output_dir, signals, resume)
         try:
@@ -114,9 +124,16 @@ def recorded_run(cfg: DictConfig, body: RunBody, other_rank: OtherRank | None = 
             record.status = status_of(exc, signals, output_dir)
         finally:
             record.total_time_s = time.perf_counter() - start
+            provenance.ended_at = utc_now()
             record.write(results_path)
             finish_loggers(frame.loggers, record)
     return record
+
+
+def record_raw_files(record: RunRecord, datamodule: GraphLevelDataModule) -> None:
+    """Put the MD5s of the raw files that ``datamodule`` (set up) built its data from into ``record``'s provenance."""
+    if record.provenance is not None:
+        record.provenance.raw_files = datamodule.raw_file_md5s()
 
 
 def completed_record(results_path: Path) -> RunRecord | None:
@@ -150,9 +167,14 @@ def status_of(exc: BaseException, signals: SignalState, output_dir: Path | None)
 
 
 def finish_loggers(loggers: list[Any], record: RunRecord) -> None:
-    """Give the W&B loggers the run's summary and finish them with its exit code."""
+    """Give the W&B loggers the run's provenance (as config, dotted keys ``provenance.code.commit``, ...)
+    and its summary, and finish them with its exit code."""
     for lg in loggers:
         if isinstance(lg, SafeWandbLogger):
-            summary = {k: v for k, v in record.to_dict().items() if k != "config"}
+            summary = {k: v for k, v in record.to_dict().items() if k not in ("config", "provenance")}
+            if record.provenance is not None:
+                lg.log_hyperparams(flat_config({"provenance": record.provenance.to_dict()}))
             lg.log_summary({**summary.pop("metrics", {}), **summary})
+            if lg.upload_results and record.run_dir is not None:  # logger.wandb.upload_results=true
+                lg.upload_run_files(Path(record.run_dir))
             lg.finish(exit_code=exit_code(record.status))

@@ -12,7 +12,7 @@ from __future__ import annotations
 import logging
 import sys
 import traceback
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -52,7 +52,7 @@ from graphbench.record import (
     failed,
     flat_config,
 )
-from graphbench.run_frame import RunFrame, recorded_run, status_of
+from graphbench.run_frame import RunFrame, record_raw_files, recorded_run, status_of
 from graphbench.signals import Preempted, SignalState, run_signals
 from graphbench.transforms.dataset_transform import dataset_transform
 
@@ -134,9 +134,10 @@ def show_progress_bar(setting: Any) -> bool:
     return bool(setting)
 
 
-def train(cfg: DictConfig) -> RunRecord:
+def train(cfg: DictConfig, overrides: Sequence[str] = ()) -> RunRecord:
     """Run one experiment; returns its record, which is also in ``<paths.output_dir>/results.json``.
-    A DDP rank started by a scheduler (SLURM, torchrun) that is not rank 0 runs :func:`train_worker`."""
+    A DDP rank started by a scheduler (SLURM, torchrun) that is not rank 0 runs :func:`train_worker`.
+    ``overrides``: Hydra's task overrides, recorded in the run's provenance."""
 
     def body(cfg: DictConfig, record: RunRecord, frame: RunFrame) -> None:
         _fit_and_test(cfg, record, frame.output_dir, frame.signals, frame.loggers, resume=frame.resume, writer=True)
@@ -147,7 +148,7 @@ def train(cfg: DictConfig) -> RunRecord:
             status=COMPLETED if code == 0 else failed(f"exit code {code}"), config={}, run_dir=str(cfg.paths.output_dir)
         )
 
-    return recorded_run(cfg, body, other_rank)
+    return recorded_run(cfg, body, other_rank, overrides=overrides)
 
 
 def train_worker(cfg: DictConfig, resume: bool) -> int:
@@ -181,6 +182,7 @@ def _fit_and_test(
     datamodule.check_devices(local_processes * int(trainer_cfg.get("num_nodes") or 1))
     datamodule.prepare_data()
     datamodule.setup("fit")
+    record_raw_files(record, datamodule)
     info = datamodule.info
     make_network = network_builder(cfg, info)
     max_params = cfg.budget.get("max_params")

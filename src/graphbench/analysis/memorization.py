@@ -39,6 +39,7 @@ from __future__ import annotations
 
 import csv
 import logging
+from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -56,7 +57,7 @@ from graphbench.instantiate import build
 from graphbench.loggers import SafeWandbLogger
 from graphbench.modules.network import count_parameters
 from graphbench.record import RunRecord, flat_config
-from graphbench.run_frame import RunFrame, recorded_run
+from graphbench.run_frame import RunFrame, record_raw_files, recorded_run
 from graphbench.train import network_builder, network_width
 
 log = logging.getLogger(__name__)
@@ -182,10 +183,12 @@ def run_memorization(
     knn_k: int = 3,
     checkpoint: str = "best",
     plots: bool = True,
+    overrides: Sequence[str] = (),
 ) -> RunRecord:
     """The ``task=memorization`` entry point (``conf/task/memorization.yaml``); returns the run's record,
     which is also in ``<paths.output_dir>/results.json``. The node split is drawn with ``cfg.seed``; the
-    models of replicate ``cfg.seed`` use the seeds ``cfg.seed * num_seeds + i``, ``i < num_seeds``."""
+    models of replicate ``cfg.seed`` use the seeds ``cfg.seed * num_seeds + i``, ``i < num_seeds``.
+    ``overrides``: Hydra's task overrides, recorded in the run's provenance."""
     if checkpoint not in CHECKPOINTS:
         raise ConfigError(f"task.checkpoint={checkpoint!r} is not valid; valid: {list(CHECKPOINTS)}")
     if isinstance(num_seeds, bool) or not isinstance(num_seeds, int) or num_seeds < 1:
@@ -207,7 +210,7 @@ def run_memorization(
     def body(cfg: DictConfig, record: RunRecord, frame: RunFrame) -> None:
         _memorization(cfg, record, frame.output_dir, frame.loggers, protocol)
 
-    return recorded_run(cfg, body)
+    return recorded_run(cfg, body, overrides=overrides)
 
 
 def _memorization(
@@ -219,6 +222,7 @@ def _memorization(
 ) -> None:
     tau, num_seeds, knn_k = protocol.tau, protocol.num_seeds, protocol.knn_k
     datamodule = node_datamodule(cfg)
+    record_raw_files(record, datamodule)
     graph = datamodule.graph
     assert graph is not None
     labels = graph.y.view(-1).long()

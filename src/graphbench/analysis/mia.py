@@ -40,6 +40,7 @@ from __future__ import annotations
 import csv
 import logging
 import math
+from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -56,7 +57,7 @@ from graphbench.info import SPLITS
 from graphbench.instantiate import build
 from graphbench.modules.network import count_parameters
 from graphbench.record import RunRecord, flat_config
-from graphbench.run_frame import RunFrame, recorded_run
+from graphbench.run_frame import RunFrame, record_raw_files, recorded_run
 from graphbench.train import network_builder, network_width
 
 log = logging.getLogger(__name__)
@@ -236,7 +237,14 @@ NODE_CSV: str = "mia.csv"
 CONFIDENCES_FILE: str = "mia_confidences.pt"
 
 
-def mia(cfg: DictConfig, *, num_shadows: int = 16, global_variance: bool = False, checkpoint: str = "best") -> RunRecord:
+def mia(
+    cfg: DictConfig,
+    *,
+    num_shadows: int = 16,
+    global_variance: bool = False,
+    checkpoint: str = "best",
+    overrides: Sequence[str] = (),
+) -> RunRecord:
     """The ``mia`` task (``python run.py task=mia``): LiRA against the configured model on the configured
     one-graph dataset, as the module docstring describes. Shadow model ``k`` trains with seed
     ``cfg.seed + k`` under ``<run dir>/shadows/<k>/``; membership is drawn with ``cfg.seed``. Every model
@@ -246,12 +254,13 @@ def mia(cfg: DictConfig, *, num_shadows: int = 16, global_variance: bool = False
     counterparts, and ``{train,val,test}/accuracy``: the shadows' mean accuracy on their own training
     nodes, the validation nodes and the never-trained test nodes), ``mia.csv`` (:func:`write_node_csv`)
     and ``mia_confidences.pt`` (pool nodes, membership, confidences). Like :func:`graphbench.train.train`
-    it never raises for a run that went wrong: the record's ``status`` says what happened."""
+    it never raises for a run that went wrong: the record's ``status`` says what happened. ``overrides``:
+    Hydra's task overrides, recorded in the run's provenance."""
 
     def body(cfg: DictConfig, record: RunRecord, frame: RunFrame) -> None:
         _attack(cfg, record, frame.output_dir, frame.loggers, num_shadows, global_variance, checkpoint)
 
-    return recorded_run(cfg, body)
+    return recorded_run(cfg, body, overrides=overrides)
 
 
 def _attack(
@@ -264,6 +273,7 @@ def _attack(
     checkpoint: str,
 ) -> None:
     datamodule = node_datamodule(cfg)
+    record_raw_files(record, datamodule)
     graph = datamodule.graph
     assert graph is not None
     pool = graph.train_mask.nonzero().view(-1)

@@ -259,3 +259,41 @@ def test_concurrent_first_runs_build_once(tmp_path: Path) -> None:
     assert [p.exitcode for p in procs] == [0, 0, 0, 0]
     assert len(list(tmp_path.glob("built-*"))) == 1
     assert sorted(p.suffix for p in (tmp_path / "cache").iterdir()) == [".json", ".pt"]
+
+
+def test_file_md5s_name_each_recorded_raw_file_with_its_current_md5(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """What a run records in its provenance: read from the stamps just checked (no hashing), and a
+    file whose stamp another job dropped is hashed."""
+    data, toy = tmp_path / "data", Toy(tmp_path / "cache")
+    path = write_toy(data, "1 2 3")
+    toy.load(data)
+    record = RawManifest(tmp_path / "cache" / "toy.raw.json")
+    hashed = count_md5s(monkeypatch)
+    assert record.file_md5s(data) == {TOY.relpath: md5sum(path)}
+    assert hashed == []
+    calls, _ = record.read() or ([], {})
+    record.write(calls, {})
+    assert record.file_md5s(data) == {TOY.relpath: md5sum(path)} and hashed == [path]
+    assert RawManifest(tmp_path / "cache" / "none.raw.json").file_md5s(data) == {}
+
+
+@pytest.mark.real_data
+def test_a_datamodule_names_the_md5_of_every_raw_file_it_read(tmp_path: Path) -> None:
+    data = tmp_path / "data"
+    shutil.copytree(real_data_root() / "WebKB" / "texas", data / "WebKB" / "texas")
+    module = NodeLevelDataModule(
+        source=GeomGCN(name="texas"),
+        name="texas",
+        data_dir=data,
+        cache_dir=tmp_path / "cache",
+        batch_size=1,
+        task_type="multiclass",
+        metric="accuracy",
+        higher_is_better=True,
+    )
+    with pytest.raises(DataError, match=r"^texas: call prepare_data\(\) or setup\(\) before raw_file_md5s\(\)$"):
+        module.raw_file_md5s()
+    module.setup()
+    files = sorted(p for p in (data / "WebKB" / "texas").rglob("*") if p.is_file())
+    assert module.raw_file_md5s() == {str(p.relative_to(data)): md5sum(p) for p in files}
+    assert len(files) == 12

@@ -16,6 +16,7 @@ from __future__ import annotations
 import csv
 import logging
 import statistics
+from collections.abc import Sequence
 from pathlib import Path
 
 from omegaconf import DictConfig
@@ -26,7 +27,7 @@ from graphbench.analysis.igb.walk import UndirectedGraph
 from graphbench.analysis.subset_training import node_datamodule
 from graphbench.modules.network import count_parameters
 from graphbench.record import RunRecord
-from graphbench.run_frame import RunFrame, recorded_run
+from graphbench.run_frame import RunFrame, record_raw_files, recorded_run
 
 log = logging.getLogger(__name__)
 
@@ -40,16 +41,17 @@ def describe_model(record: RunRecord, recipe: FullBatchRecipe) -> None:
     record.monitor, record.metric, record.higher_is_better = "val/accuracy", "accuracy", True
 
 
-def igb(cfg: DictConfig) -> RunRecord:
+def igb(cfg: DictConfig, overrides: Sequence[str] = ()) -> RunRecord:
     """``task=igb``: IGB's select-then-retrain protocol on the dataset's own split.
 
     ``results.json`` metrics: ``test/accuracy`` of the retrained model; ``val/accuracy`` and
     ``train/accuracy`` of the selection fit at its best validation epoch; ``selection/test_accuracy``:
     the selection fit's test accuracy (the number without retraining). ``best_epoch`` is the selected
-    number of epochs, ``epochs_trained`` the retraining's."""
+    number of epochs, ``epochs_trained`` the retraining's. ``overrides``: Hydra's, for the provenance."""
 
     def body(cfg: DictConfig, record: RunRecord, frame: RunFrame) -> None:
         datamodule = node_datamodule(cfg)
+        record_raw_files(record, datamodule)
         recipe = FullBatchRecipe.from_config(cfg, datamodule.info)
         describe_model(record, recipe)
         assert datamodule.graph is not None
@@ -63,7 +65,7 @@ def igb(cfg: DictConfig) -> RunRecord:
         }
         log.info("igb: selected %d epochs (val %.4f); retrained test accuracy %.4f", selection.epochs, selection.val, final.test)
 
-    return recorded_run(cfg, body)
+    return recorded_run(cfg, body, overrides=overrides)
 
 
 def iid_eval(
@@ -75,6 +77,7 @@ def iid_eval(
     accept_exponent: float = 5.0,
     sample_seed: int = 0,
     retrain: bool = True,
+    overrides: Sequence[str] = (),
 ) -> RunRecord:
     """``task=iid_eval``: train and evaluate the configured model on each of ``num_subgraphs`` i.i.d.
     subgraphs of the dataset's graph (drawn with ``sample_seed``, so every model and every ``seed``
@@ -87,11 +90,12 @@ def iid_eval(
     of the selection fits), and ``iid/*``: ``num_subgraphs``, ``overlap`` (mean pairwise Jaccard of
     the node sets), ``coverage`` (share of the graph's nodes in any subgraph), ``mean_nodes``,
     ``mean_node_kl``, ``mean_edge_kl``, ``acceptance_rate``; ``best_epoch``: the median selected
-    epoch. ``iid_eval.csv`` holds one row per subgraph."""
+    epoch. ``iid_eval.csv`` holds one row per subgraph. ``overrides``: Hydra's, for the provenance."""
 
     def body(cfg: DictConfig, record: RunRecord, frame: RunFrame) -> None:
         output_dir = frame.output_dir
         datamodule = node_datamodule(cfg)
+        record_raw_files(record, datamodule)
         info = datamodule.info
         recipe = FullBatchRecipe.from_config(cfg, info)
         describe_model(record, recipe)
@@ -157,7 +161,7 @@ def iid_eval(
             len(rows),
         )
 
-    return recorded_run(cfg, body)
+    return recorded_run(cfg, body, overrides=overrides)
 
 
 def _write_rows(path: Path, rows: list[dict[str, float | int]]) -> None:

@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import csv
 import logging
+from collections.abc import Sequence
 
 import torch
 from omegaconf import DictConfig
@@ -27,7 +28,7 @@ from graphbench.analysis.igb.tasks import describe_model
 from graphbench.analysis.subset_training import node_datamodule
 from graphbench.errors import ConfigError
 from graphbench.record import RunRecord
-from graphbench.run_frame import RunFrame, recorded_run
+from graphbench.run_frame import RunFrame, record_raw_files, recorded_run
 
 log = logging.getLogger(__name__)
 
@@ -35,7 +36,7 @@ log = logging.getLogger(__name__)
 VALIDUTIL_CSV: str = "validutil.csv"
 
 
-def validutil(cfg: DictConfig, *, num_val_nodes: int = 20, iterations: int = 100) -> RunRecord:
+def validutil(cfg: DictConfig, *, num_val_nodes: int = 20, iterations: int = 100, overrides: Sequence[str] = ()) -> RunRecord:
     """``task=validutil``: the probe on the first ``num_val_nodes`` validation nodes (in node order,
     as the IGB code), every fit ``iterations`` epochs seeded by ``cfg.seed``.
 
@@ -45,11 +46,13 @@ def validutil(cfg: DictConfig, *, num_val_nodes: int = 20, iterations: int = 100
     pseudo-labels, ``validutil/inflation`` = tuned - baseline, ``val/accuracy`` and
     ``validutil/baseline_val_accuracy`` on the tuned nodes, and ``validutil/pseudo_label_accuracy``
     (initial: ``validutil/initial_pseudo_label_accuracy``): the share of the tuned nodes whose
-    pseudo-label is their true label. ``validutil.csv``: one row per tuned node."""
+    pseudo-label is their true label. ``validutil.csv``: one row per tuned node. ``overrides``: Hydra's,
+    for the run's provenance."""
 
     def body(cfg: DictConfig, record: RunRecord, frame: RunFrame) -> None:
         output_dir = frame.output_dir
         datamodule = node_datamodule(cfg)
+        record_raw_files(record, datamodule)
         recipe = FullBatchRecipe.from_config(cfg, datamodule.info)
         describe_model(record, recipe)
         graph = datamodule.graph
@@ -114,4 +117,4 @@ def validutil(cfg: DictConfig, *, num_val_nodes: int = 20, iterations: int = 100
             writer.writerows(rows)
         log.info("validutil: test accuracy %.4f -> %.4f (inflation %+.4f)", baseline.test, tuned.test, tuned.test - baseline.test)
 
-    return recorded_run(cfg, body)
+    return recorded_run(cfg, body, overrides=overrides)

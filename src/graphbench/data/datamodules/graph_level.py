@@ -12,7 +12,7 @@ from torch import Tensor
 from torch.utils.data import DataLoader
 from torch_geometric.transforms import BaseTransform
 
-from graphbench.data.io.raw_manifest import load_or_build_from_raw
+from graphbench.data.io.raw_manifest import RawManifest, load_or_build_from_raw
 from graphbench.data.io.raw_root import RawRoot
 from graphbench.data.sources.base import Source
 from graphbench.data.store.batching import GraphIds, graph_loader
@@ -120,6 +120,8 @@ class GraphLevelDataModule(L.LightningDataModule):
         self.splits: dict[str, Tensor] = {}
         #: the digest of the MD5s of the raw files the processed data was built from (set by _processed)
         self._raw_key: str | None = None
+        #: the record of those raw files (set by _processed, read by raw_file_md5s)
+        self._raw_record: Path | None = None
 
     @property
     def data_dir(self) -> Path:
@@ -171,11 +173,19 @@ class GraphLevelDataModule(L.LightningDataModule):
             return {"store": store.state(), "splits": splits}
 
         # the raw files a build of this source read are checked under data_dir before any cache is used
-        record = self.cache_dir / f"{self.name}-{self._source_key()}.raw.json"
+        record = self._raw_record = self.cache_dir / f"{self.name}-{self._source_key()}.raw.json"
         processed, self._raw_key = load_or_build_from_raw(
             record, lambda raw_key: self._cache_path(raw_key=raw_key), self.raw, build, self._build_label()
         )
         return processed
+
+    def raw_file_md5s(self) -> dict[str, str]:
+        """``{path under data_dir: MD5}`` of every raw file the processed data was built from, as this
+        run checked them (empty for a source that generates its data): what ``results.json`` records
+        in its provenance. Raises a :class:`DataError` before :meth:`prepare_data` or :meth:`setup`."""
+        if self._raw_record is None:
+            raise DataError(f"{self.name}: call prepare_data() or setup() before raw_file_md5s()")
+        return RawManifest(self._raw_record).file_md5s(self.data_dir)
 
     def _with_pe(self) -> dict[str, Any]:
         base = self._processed()

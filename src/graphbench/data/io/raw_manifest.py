@@ -100,6 +100,22 @@ class RawManifest:
             self.write(calls, updated)
         return digest
 
+    def file_md5s(self, data_dir: Path) -> dict[str, str]:
+        """``{relpath: MD5}`` of the recorded raw files under ``data_dir``, sorted by path, from the
+        stamps that :meth:`digest` (or a build) has just checked; a file without a stamp (another job
+        rewrote the record meanwhile) is hashed. Empty when no build recorded any (generated data)."""
+        recorded = self.read()
+        if recorded is None:
+            return {}
+        calls, stamps = recorded
+        md5s: dict[str, str] = {}
+        for call in calls:
+            for f in call.files:
+                path = Path(data_dir) / f.relpath
+                stamp = stamps.get(str(path.resolve()))
+                md5s[f.relpath] = str(stamp[2]) if stamp is not None else md5sum(path)
+        return dict(sorted(md5s.items()))
+
     def check(
         self, data_dir: Path, download: bool, calls: list[LocateCall], stamps: dict[str, list[Any]]
     ) -> tuple[str, dict[str, list[Any]]]:
