@@ -1,4 +1,5 @@
-"""Loggers that can never kill a training run."""
+"""The run's loggers, composed from ``conf/logger/`` (several at once: ``logger=[csv,tensorboard,wandb]``),
+and loggers that can never kill a training run."""
 
 from __future__ import annotations
 
@@ -11,9 +12,21 @@ from pathlib import Path
 from typing import Any
 
 from lightning.pytorch.loggers import CSVLogger, WandbLogger
-from lightning.pytorch.loggers.logger import DummyExperiment
+from lightning.pytorch.loggers.logger import DummyExperiment, Logger
+from omegaconf import DictConfig
+
+from graphbench.instantiate import build
+from graphbench.record import RESULTS_FILENAME
 
 log = logging.getLogger(__name__)
+
+#: the W&B artifact type of a run's results (``logger.wandb.upload_results=true``)
+RESULTS_ARTIFACT_TYPE: str = "results"
+
+
+def build_loggers(cfg: DictConfig) -> list[Logger]:
+    """One logger per entry of ``cfg.logger`` (``{csv: {_target_: ...}, wandb: {...}}``); none for ``logger=none``."""
+    return [build(c, f"logger.{k}") for k, c in (cfg.get("logger") or {}).items() if c]
 
 
 def _guarded(method: Callable[..., Any]) -> Callable[..., Any]:
@@ -37,13 +50,19 @@ class SafeWandbLogger(WandbLogger):
     ``wandb sync``. ``finish()`` ends the W&B run, so each Hydra job of a multirun gets its own run.
 
     Without an explicit ``id`` the run's id is derived from its directory (``save_dir``) and W&B is
-    told to resume it if it exists, so a requeued or resumed job continues the same W&B run."""
+    told to resume it if it exists, so a requeued or resumed job continues the same W&B run.
 
-    def __init__(self, *, save_dir: str, id: str | None = None, **kwargs: Any) -> None:
+    ``log_model`` is Lightning's: ``true`` uploads the best-validation checkpoint (``best.ckpt``) as a
+    W&B model artifact when training ends, ``all`` every time it is saved. ``upload_results=true`` uploads
+    the run's ``results.json`` and ``predictions*.npz`` as an artifact of type ``results`` when the run
+    ends (:meth:`upload_run_files`); offline, both stay in the run's files until ``wandb sync``."""
+
+    def __init__(self, *, save_dir: str, id: str | None = None, upload_results: bool = False, **kwargs: Any) -> None:
         run_id = id or hashlib.sha1(str(Path(save_dir).resolve()).encode()).hexdigest()[:16]
         kwargs.setdefault("resume", "allow")
         super().__init__(save_dir=save_dir, id=run_id, **kwargs)
         self.failed: Exception | None = None
+        self.upload_results = upload_results
 
     def _disable(self, exc: Exception) -> None:
         self.failed = exc
@@ -72,6 +91,21 @@ class SafeWandbLogger(WandbLogger):
         experiment = self.experiment
         if not isinstance(experiment, DummyExperiment):
             experiment.summary.update(values)
+
+    @_guarded
+    def upload_run_files(self, run_dir: Path) -> None:
+        """Log ``results.json`` and the ``predictions*.npz`` of ``run_dir`` as one artifact, named
+        ``results-<run id>``, of type :data:`RESULTS_ARTIFACT_TYPE`."""
+        import wandb
+
+        experiment = self.experiment
+        if isinstance(experiment, DummyExperiment):
+            return
+        artifact = wandb.Artifact(name=f"results-{self.version}", type=RESULTS_ARTIFACT_TYPE)
+        for path in [Path(run_dir) / RESULTS_FILENAME, *sorted(Path(run_dir).glob("predictions*.npz"))]:
+            if path.is_file():
+                artifact.add_file(str(path))
+        experiment.log_artifact(artifact)
 
     @_guarded
     def finish(self, exit_code: int = 0) -> None:

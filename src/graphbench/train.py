@@ -33,6 +33,7 @@ from graphbench.callbacks.predictions import TestPredictions
 from graphbench.callbacks.record_progress import RecordProgress
 from graphbench.callbacks.resources import ResourceTracker, reset_peak_memory
 from graphbench.callbacks.rng_state import RNGState
+from graphbench.checkpoints import check_checkpoint_file, load_network_weights, read_checkpoint
 from graphbench.config_checks import check_config
 from graphbench.data.datamodules import GraphLevelDataModule
 from graphbench.data.datamodules.config import datamodule_arguments
@@ -41,7 +42,7 @@ from graphbench.distributed import cluster_plugins, launch_context, processes_pe
 from graphbench.errors import ConfigError
 from graphbench.info import DatasetInfo
 from graphbench.instantiate import METADATA_KEYS, build
-from graphbench.loggers import ResumableCSVLogger
+from graphbench.loggers import ResumableCSVLogger, build_loggers
 from graphbench.modules.network import count_parameters
 from graphbench.modules.task_module import GraphTaskModule
 from graphbench.record import (
@@ -122,6 +123,7 @@ def build_task_module(cfg: DictConfig, network: nn.Module, info: DatasetInfo) ->
         info,
         optimizer=build(cfg.optimizer, "optimizer", METADATA_KEYS),
         scheduler=build(cfg.scheduler, "scheduler", METADATA_KEYS) if cfg.scheduler.get("_target_") else None,
+        config=OmegaConf.to_container(cfg, resolve=True),  # saved in its checkpoints (graphbench.checkpoints)
         **objective,
     )
 
@@ -148,6 +150,8 @@ def train(cfg: DictConfig, overrides: Sequence[str] = ()) -> RunRecord:
             status=COMPLETED if code == 0 else failed(f"exit code {code}"), config={}, run_dir=str(cfg.paths.output_dir)
         )
 
+    if cfg.get("ckpt_path"):  # before the run claims its directory: a wrong path writes nothing
+        check_checkpoint_file(cfg.ckpt_path)
     return recorded_run(cfg, body, other_rank, overrides=overrides)
 
 
@@ -189,6 +193,9 @@ def _fit_and_test(
     hidden_dim = network_width(cfg, make_network)
     L.seed_everything(cfg.seed, workers=True, verbose=False)  # same initial weights whatever the search built
     network = make_network(hidden_dim)
+    if cfg.get("ckpt_path"):  # start from these weights, with a fresh optimizer (resume=auto restores a whole state)
+        load_network_weights(network, read_checkpoint(cfg.ckpt_path), cfg.ckpt_path)
+        log.info("initial weights from %s", cfg.ckpt_path)
     num_params = count_parameters(network)
     log.info("model %s: hidden_dim=%d, %s parameters", cfg.model.name, hidden_dim, f"{num_params:,}")
     if cfg.model.compile:  # the forward, in place: state_dict keys (checkpoints) stay those of eager runs
@@ -222,7 +229,7 @@ def _fit_and_test(
     predictions = TestPredictions()
     extra_callbacks = [build(c, f"callbacks.{k}") for k, c in (cfg.get("callbacks") or {}).items() if c]
     if writer:
-        loggers.extend(build(c, f"logger.{k}") for k, c in (cfg.get("logger") or {}).items() if c)
+        loggers.extend(build_loggers(cfg))
     resume_from = checkpoint_dir / LAST_CHECKPOINT if resume and (checkpoint_dir / LAST_CHECKPOINT).is_file() else None
     if resume_from is not None:
         resumed_epoch = int(torch.load(resume_from, map_location="cpu", weights_only=False)["epoch"])

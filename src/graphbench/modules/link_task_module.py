@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable
+from typing import Any
 
 import torch
 from torch import Tensor, nn
@@ -53,8 +54,9 @@ class LinkTaskModule(GraphTaskModule):
         protocol: str,
         num_negatives: int = 1,
         score_chunk: int = 65536,
+        config: dict[str, Any] | None = None,
     ) -> None:
-        super().__init__(network, info, optimizer, scheduler, loss=loss)
+        super().__init__(network, info, optimizer, scheduler, loss=loss, config=config)
         if protocol not in PROTOCOLS:
             raise ConfigError(f"dataset.module.protocol={protocol!r} is not one of {list(PROTOCOLS)}")
         if not isinstance(num_negatives, int) or num_negatives < 0:
@@ -163,13 +165,13 @@ class LinkTaskModule(GraphTaskModule):
         self.losses[f"{split}_loss"].update(loss.detach().float(), max(1, int(y_pred.numel())))
         if ids is None:
             ids = torch.arange(self._test_seen, self._test_seen + y_pred.numel(), device=y_pred.device)
-        if split == "test":
+        if split == self.test_split:
             self._test_seen += y_pred.numel()
         # saved predictions in float32 whatever the precision the network ran in (NumPy has no bfloat16)
         return loss, {"y_pred": y_pred.detach().float(), "y_true": y_true.detach(), "index": ids.detach()}
 
     def test_step(self, batch: Batch, batch_idx: int) -> dict[str, Tensor]:
-        return self._step(batch, "test")[1]
+        return self._step(batch, self.test_split)[1]
 
     def _log_epoch_metric(self, split: str) -> Tensor:
         self._log_epoch_loss(split)

@@ -26,7 +26,7 @@ class GraphTaskModule(L.LightningModule):
     shape).
 
     Logs ``{split}/loss`` (the batch-size-weighted mean over the epoch; NaN if any batch's loss was)
-    and ``{split}/{metric}`` each epoch and ``val/{metric}_best``; nothing is logged per step, since
+    and ``{split}/{metric}`` each epoch, ``val/{metric}_best`` and the epoch's learning rate ``lr``; nothing is logged per step, since
     each ``self.log`` costs ~0.1 ms of Lightning's bookkeeping (more without
     :mod:`graphbench.speedups.result_moves`), a percent of a small full-batch step.
     ``test_step`` returns the batch's raw outputs, targets and dataset indices (``y_pred``,
@@ -40,6 +40,10 @@ class GraphTaskModule(L.LightningModule):
     minimizes the mean over the passes of ``loss`` on the split's examples plus the consistency term;
     ``train/loss`` is that total and the training metric scores the first pass, as the authors' code does.
     Evaluation is one forward pass, as without it.
+
+    ``config`` (the run's composed config, resolved) is saved with ``save_hyperparameters``, so every
+    checkpoint says what it is (:mod:`graphbench.checkpoints`). The test loop scores :attr:`test_split`
+    (``test``; ``task=eval`` points it at train and val as well), logging ``{test_split}/*``.
     """
 
     def __init__(
@@ -51,8 +55,13 @@ class GraphTaskModule(L.LightningModule):
         *,
         loss: Callable[[Tensor, Tensor], Tensor],
         consistency: ConsistencyLoss | None = None,
+        config: dict[str, Any] | None = None,
     ) -> None:
         super().__init__()
+        # the run's composed config in the checkpoint (hyper_parameters["config"]), so that a checkpoint says
+        # what it is and task=eval rebuilds its network (graphbench.checkpoints); the loggers get the
+        # config from the run itself, flat (graphbench.train)
+        self.save_hyperparameters("config", logger=False)
         if consistency is not None and info.task_type != "multiclass":
             raise ConfigError(
                 f"model.consistency (GRAND's consistency regularization) needs a multiclass task; dataset "
@@ -73,6 +82,8 @@ class GraphTaskModule(L.LightningModule):
         self.val_best = MaxMetric() if info.higher_is_better else MinMetric()
         self.val_best.persistent(True)  # in the checkpoint, so a resumed run keeps its best-so-far
         self.stop_below_lr: float | None = None
+        #: the split Lightning's test loop scores: ``test``, or another one for ``task=eval`` (graphbench.evaluate)
+        self.test_split: str = "test"
 
     def forward(self, batch: Batch) -> Tensor:
         return self.network(batch)
@@ -132,9 +143,9 @@ class GraphTaskModule(L.LightningModule):
         self._step(batch, "val")
 
     def test_step(self, batch: Batch, batch_idx: int) -> dict[str, Tensor]:
-        outputs = self._step(batch, "test")[1]
+        outputs = self._step(batch, self.test_split)[1]
         if self.info.level == "node":
-            index = batch["test_mask"].nonzero().view(-1)
+            index = batch[f"{self.test_split}_mask"].nonzero().view(-1)
             outputs["index"] = batch.n_id[index] if "n_id" in batch else index
         else:
             logits = outputs["y_pred"]
@@ -165,11 +176,12 @@ class GraphTaskModule(L.LightningModule):
     def on_train_epoch_end(self) -> None:
         self._log_epoch_metric("train")
         lr = self.trainer.optimizers[0].param_groups[0]["lr"]
+        self.log("lr", float(lr))  # the epoch's learning rate, to the loggers (the history keeps it as well)
         if self.stop_below_lr is not None and lr < self.stop_below_lr:
             self.trainer.should_stop = True
 
     def on_test_epoch_end(self) -> None:
-        self._log_epoch_metric("test")
+        self._log_epoch_metric(self.test_split)
 
     def configure_gradient_clipping(
         self, optimizer: Optimizer, gradient_clip_val: float | None = None, gradient_clip_algorithm: str | None = None
