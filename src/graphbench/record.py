@@ -82,8 +82,10 @@ class RunRecord:
 
     ``metrics`` holds ``train/<m>``, ``val/<m>`` (at the best validation epoch, the one the
     checkpoint callback kept) and ``test/<m>`` (evaluated with that checkpoint); a metric that was not
-    finite is ``None``. ``replicate_keys`` are the dotted config keys whose value follows from the seed
-    (the seed itself, run names interpolating it): the report ignores them when it groups runs.
+    finite is ``None``. ``tested_epoch`` is the epoch those metrics come from: ``best_epoch``, or the
+    last epoch under ``task.checkpoint=last`` (``best_epoch`` is then still the best validation epoch).
+    ``replicate_keys`` are the dotted config keys whose value follows from the seed (the seed itself,
+    run names interpolating it): the report ignores them when it groups runs.
 
     Every ending fills what is known by then: a run that stopped early (interrupted, preempted,
     diverged, failed) still has ``epochs_trained``, ``best_epoch`` and the train/val metrics of the
@@ -105,6 +107,7 @@ class RunRecord:
     metric: str | None = None
     higher_is_better: bool | None = None
     best_epoch: int | None = None
+    tested_epoch: int | None = None
     epochs_trained: int | None = None
     metrics: dict[str, float | None] = field(default_factory=dict)
     history: list[dict[str, float | None]] = field(default_factory=list)

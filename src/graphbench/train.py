@@ -61,6 +61,8 @@ log = logging.getLogger(__name__)
 
 #: the full training state at the end of the last completed epoch, under <run dir>/checkpoints/
 LAST_CHECKPOINT: str = "last.ckpt"
+#: ``task.checkpoint``: the weights a run is tested with, the best validation epoch's or the last epoch's
+CHECKPOINTS: tuple[str, ...] = ("best", "last")
 
 
 def build_datamodule(cfg: DictConfig) -> GraphLevelDataModule:
@@ -136,13 +138,18 @@ def show_progress_bar(setting: Any) -> bool:
     return bool(setting)
 
 
-def train(cfg: DictConfig, overrides: Sequence[str] = ()) -> RunRecord:
+def train(cfg: DictConfig, overrides: Sequence[str] = (), checkpoint: str = "best") -> RunRecord:
     """Run one experiment; returns its record, which is also in ``<paths.output_dir>/results.json``.
     A DDP rank started by a scheduler (SLURM, torchrun) that is not rank 0 runs :func:`train_worker`.
-    ``overrides``: Hydra's task overrides, recorded in the run's provenance."""
+    ``overrides``: Hydra's task overrides, recorded in the run's provenance. ``checkpoint``
+    (``task.checkpoint``): test the weights of the ``best`` validation epoch or of the ``last`` epoch."""
+    if checkpoint not in CHECKPOINTS:
+        raise ConfigError(f"task.checkpoint={checkpoint!r} is not valid; valid: {list(CHECKPOINTS)}")
 
     def body(cfg: DictConfig, record: RunRecord, frame: RunFrame) -> None:
-        _fit_and_test(cfg, record, frame.output_dir, frame.signals, frame.loggers, resume=frame.resume, writer=True)
+        _fit_and_test(
+            cfg, record, frame.output_dir, frame.signals, frame.loggers, resume=frame.resume, writer=True, tested=checkpoint
+        )
 
     def other_rank(cfg: DictConfig, resume: bool) -> RunRecord:
         code = train_worker(cfg, resume=resume)
@@ -162,7 +169,8 @@ def train_worker(cfg: DictConfig, resume: bool) -> int:
     record = RunRecord(status=RUNNING, config={}, run_dir=str(output_dir))
     with run_signals() as signals:
         try:
-            _fit_and_test(cfg, record, output_dir, signals, [], resume=resume, writer=False)
+            tested = str(cfg.task.get("checkpoint", "best"))
+            _fit_and_test(cfg, record, output_dir, signals, [], resume=resume, writer=False, tested=tested)
         except BaseException as exc:
             traceback.print_exception(exc)
             return exit_code(status_of(exc, signals, None))
@@ -170,12 +178,20 @@ def train_worker(cfg: DictConfig, resume: bool) -> int:
 
 
 def _fit_and_test(
-    cfg: DictConfig, record: RunRecord, output_dir: Path, signals: SignalState, loggers: list[Any], resume: bool, writer: bool
+    cfg: DictConfig,
+    record: RunRecord,
+    output_dir: Path,
+    signals: SignalState,
+    loggers: list[Any],
+    resume: bool,
+    writer: bool,
+    tested: str = "best",
 ) -> None:
-    """Fit, then test at the best validation epoch, filling ``record``: after every epoch the epochs
-    trained, the best epoch so far, its train/val metrics and the history (``RecordProgress``, so a
-    run that ends early records them), then the test metrics. Only the ``writer`` (rank 0 of a DDP
-    run, or the only process) logs and writes ``predictions.npz``."""
+    """Fit, then test at the best validation epoch (``tested="last"``: at the last epoch), filling
+    ``record``: after every epoch the epochs trained, the best epoch so far, its train/val metrics and
+    the history (``RecordProgress``, so a run that ends early records them), then the tested epoch's
+    train/val metrics and the test metrics. Only the ``writer`` (rank 0 of a DDP run, or the only
+    process) logs and writes ``predictions.npz``."""
     check_config(cfg)
     reset_peak_memory()  # the peak of this run, not of an earlier one in this process (an in-process multirun)
     L.seed_everything(cfg.seed, workers=True, verbose=False)
@@ -270,9 +286,12 @@ def _fit_and_test(
             trainer.fit(module, datamodule=datamodule, ckpt_path=str(resume_from) if resume_from else None)
         _raise_if_stopped(trainer)
         smoke_test = bool(trainer_cfg.get("fast_dev_run"))
-        # Lightning's fast_dev_run saves no checkpoint: the one epoch it runs is tested with its weights
-        best = (history.epochs[-1] if history.epochs else None) if smoke_test else history.best_record()
-        if best is None:
+        # Lightning's fast_dev_run saves no checkpoint: the one epoch it runs is tested with its weights;
+        # task.checkpoint=last tests the last epoch's weights, those the module holds after fit
+        at_last = smoke_test or tested == "last"
+        best = history.best_record()
+        tested_epoch = (history.epochs[-1] if history.epochs else None) if at_last else best
+        if tested_epoch is None:
             raise ConfigError(
                 f"no validation epoch produced {info.monitor}, so there is no best epoch to test: "
                 "validation must run at least once (trainer.check_val_every_n_epoch <= trainer.max_epochs, "
@@ -280,16 +299,17 @@ def _fit_and_test(
             )
         with signals.lightning_loop():
             test_metrics = trainer.test(
-                module, datamodule=datamodule, ckpt_path=None if smoke_test else checkpoint.best_model_path, verbose=False
+                module, datamodule=datamodule, ckpt_path=None if at_last else checkpoint.best_model_path, verbose=False
             )[0]
         _raise_if_stopped(trainer)
     # RecordProgress filled the rest after every epoch; fast_dev_run's best is its one (uncheckpointed) epoch
-    metrics = {k: v for k, v in best.items() if k.startswith(("train/", "val/")) and not k.endswith("_best")}
+    metrics = {k: v for k, v in tested_epoch.items() if k.startswith(("train/", "val/")) and not k.endswith("_best")}
     metrics.update({k: float(v) for k, v in test_metrics.items()})
     for callback in extra_callbacks:  # callbacks=ntk: the last measured NTK alignments (ntk/*_final)
         if isinstance(callback, NTKAlignment):
             metrics.update(callback.final_metrics())
-    record.best_epoch = int(best["epoch"])
+    record.best_epoch = int((best or tested_epoch)["epoch"])
+    record.tested_epoch = int(tested_epoch["epoch"])
     record.metrics = metrics
     record.peak_memory_mb = ResourceTracker.peak_memory_mb(module.device)
     if writer:
