@@ -4,7 +4,9 @@ A configuration's folds (``dataset.split_index``) and seeds are its replicates: 
 ``--by-fold`` for one row per fold. With several datasets the report adds the rank table,
 Friedman's test and Nemenyi's critical difference (:mod:`~graphbench.report.ranks`).
 
-Prints the report to stdout. Exit status: 0 if at least one run completed, 1 if every run
+Prints the report to stdout; each table says what made its runs (code, packages, machines) and warns
+for every row whose runs mix commits or package versions (with ``--csv``, those warnings go to
+stderr). Exit status: 0 if at least one run completed, 1 if every run
 failed (the failed runs are still printed), 2 for a bad argument (a directory that does
 not exist or holds no ``results.json``; the message names it).
 
@@ -23,9 +25,10 @@ from pathlib import Path
 
 from graphbench.report.collect import ReportInputError, collect
 from graphbench.report.plots import log_to_wandb, write_plots
+from graphbench.report.provenance import mixed_warnings
 from graphbench.report.ranks import rank_table
 from graphbench.report.stats import DEFAULT_ALPHA, summarize_block
-from graphbench.report.table import format_csv, format_markdown
+from graphbench.report.table import block_title, format_csv, format_markdown
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -89,6 +92,10 @@ def main(argv: Sequence[str] | None = None) -> int:
     ranks = rank_table(summaries, args.alpha)
     render = format_csv if args.csv else format_markdown
     sys.stdout.write(render(summaries, collection.failed, ranks))
+    if args.csv:  # the markdown report has them under its tables; CSV rows have no place for them
+        for summary in summaries:
+            for warning in mixed_warnings(summary.block):
+                print(f"{warning} [{block_title(summary)}]", file=sys.stderr)
     if args.plots is not None:
         paths = write_plots(summaries, args.plots, ranks)
         for path in paths:

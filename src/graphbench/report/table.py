@@ -1,8 +1,10 @@
 """Render block summaries as a markdown report or as CSV.
 
-Markdown: for each block a heading, a table (one row per group, best first), then, when
-there are several blocks, the rank table over them (:mod:`~graphbench.report.ranks`), then
-the failed runs (path + status, never dropped), then one rank-stability line per block.
+Markdown: for each block a heading, its provenance line (code, packages, machines of its runs), a
+table (one row per group, best first) and a warning for each row whose runs mix commits or package
+versions (:mod:`~graphbench.report.provenance`), then, when there are several blocks, the rank
+table over them (:mod:`~graphbench.report.ranks`), then the failed runs (path + status, never
+dropped), then one rank-stability line per block.
 CSV: one row per group (``kind=group``), one per configuration of the rank table
 (``kind=rank``) and one per failed run (``kind=failed``), numbers at full precision, with
 each block's rank stability repeated on its group rows.
@@ -16,6 +18,7 @@ import math
 from collections.abc import Sequence
 
 from graphbench.report.collect import FailedRun
+from graphbench.report.provenance import mixed_warnings, provenance_line
 from graphbench.report.ranks import RankTable
 from graphbench.report.stats import BlockSummary, GroupSummary, RankStability
 
@@ -91,6 +94,7 @@ def format_markdown_table(summary: BlockSummary) -> str:
     lines = [f"## {block_title(summary)}", ""]
     if summary.block.fixed:
         lines += [f"Fixed: {summary.block.fixed}", ""]
+    lines += [provenance_line(summary.block), ""]
     with_paper = any(row.paper is not None for row in summary.rows)
     tests = sum(1 for row in summary.rows if math.isfinite(row.p_value))
     legend = (
@@ -123,6 +127,7 @@ def format_markdown_table(summary: BlockSummary) -> str:
             cells += [row.paper.formatted() if row.paper else NOT_AVAILABLE, format_number(row.paper_gap_std, 2)]
         lines.append("| " + " | ".join(cells) + " |")
     lines += [f"Note: {note}" for note in summary.notes]
+    lines += mixed_warnings(summary.block)
     return "\n".join(lines)
 
 
