@@ -14,11 +14,14 @@ the fit. The model, its width, the optimizer and the loss are the composed confi
 from __future__ import annotations
 
 import copy
-from collections.abc import Callable, Iterable
+import itertools
+import statistics
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
+from typing import Any
 
 import torch
-from omegaconf import DictConfig
+from omegaconf import DictConfig, ListConfig, OmegaConf, open_dict
 from torch import Tensor, nn
 from torch.optim import Optimizer
 from torch_geometric.data import Data
@@ -126,13 +129,97 @@ def fit(
     return FitResult(best[1] if best is not None else epochs, train, val, test, predictions)
 
 
-def igb_fit(recipe: FullBatchRecipe, graph: Data, seed: int) -> tuple[FitResult, FitResult]:
-    """IGB's protocol on one graph: select the number of epochs on ``train_mask`` / ``val_mask``
-    (:func:`fit` with ``select=True``), then retrain from the same initial weights on all labeled
-    nodes (train and validation) for exactly that many epochs and test the final model on
-    ``test_mask``. Returns (selection fit, retrained fit); the retrained fit's ``val`` is an accuracy
-    on nodes it trained on."""
-    selection = fit(recipe, graph, seed, select=True)
+def retrain(recipe: FullBatchRecipe, graph: Data, seed: int, epochs: int) -> FitResult:
+    """IGB's retraining: from the same initial weights, on all labeled nodes (train and validation),
+    for exactly ``epochs`` epochs without early stopping; the last weights are tested on ``test_mask``.
+    The result's ``val`` is an accuracy on nodes it trained on."""
     labeled = graph.clone()
     labeled.train_mask = graph.train_mask | graph.val_mask
-    return selection, fit(recipe, labeled, seed, select=False, epochs=selection.epochs)
+    return fit(recipe, labeled, seed, select=False, epochs=epochs)
+
+
+def igb_fit(recipe: FullBatchRecipe, graph: Data, seed: int) -> tuple[FitResult, FitResult]:
+    """IGB's protocol on one graph for one setting: select the number of epochs on ``train_mask`` /
+    ``val_mask`` (:func:`fit` with ``select=True``), then :func:`retrain` for that many epochs.
+    Returns (selection fit, retrained fit)."""
+    selection = fit(recipe, graph, seed, select=True)
+    return selection, retrain(recipe, graph, seed, selection.epochs)
+
+
+def with_overrides(cfg: DictConfig, overrides: Mapping[str, Any]) -> DictConfig:
+    """A copy of ``cfg`` with each dotted key of ``overrides`` (e.g. ``optimizer.lr``) set to its value.
+    A key the config lacks is added (the network's builder refuses a keyword its model does not take)."""
+    point = cfg.copy()
+    with open_dict(point):
+        for key, value in overrides.items():
+            OmegaConf.update(point, key, value, merge=False, force_add=True)
+    return point
+
+
+def flatten(node: Mapping[str, Any] | DictConfig | None, prefix: str = "") -> dict[str, Any]:
+    """``{model: {dropout: 0}}`` -> ``{"model.dropout": 0}``: the leaves of a nested mapping by dotted key."""
+    flat: dict[str, Any] = {}
+    for key, value in (node or {}).items():
+        if isinstance(value, (Mapping, DictConfig)):
+            flat.update(flatten(value, f"{prefix}{key}."))
+        else:
+            flat[f"{prefix}{key}"] = OmegaConf.to_object(value) if isinstance(value, ListConfig) else value
+    return flat
+
+
+def grid_points(grid: Mapping[str, Any] | DictConfig | None, what: str = "task.grid") -> list[dict[str, Any]]:
+    """Every combination of a grid of config values, in the order the grid lists them (the last key
+    varies fastest, as :func:`itertools.product`). ``grid`` nests like the config and ends in lists,
+    e.g. ``{optimizer: {lr: [0.01, 0.05]}, model: {hidden_dim: [16, 64]}}``; no grid is one point, the
+    composed config itself."""
+    flat = flatten(grid)
+    for key, values in flat.items():
+        if not isinstance(values, list) or not values:
+            raise ConfigError(f"{what}.{key}={values!r}: every grid entry is a non-empty list of values, e.g. [0.01, 0.05]")
+    return [dict(zip(flat, combination, strict=True)) for combination in itertools.product(*flat.values())]
+
+
+@dataclass(frozen=True)
+class GridChoice:
+    """The grid search's answer: the chosen ``point`` (its index ``index``), its recipe, its selection fit
+    on every graph, and the mean validation accuracy of every point (in grid order)."""
+
+    index: int
+    point: dict[str, Any]
+    recipe: FullBatchRecipe
+    selections: list[FitResult]
+    mean_val: list[float]
+
+
+def grid_search(
+    points: Sequence[dict[str, Any]], recipes: Sequence[FullBatchRecipe], graphs: Sequence[Data], seed: int
+) -> GridChoice:
+    """IGB's protocol step 2 (the IGB code's ``main.py``): every setting is fitted on every graph's
+    ``train_mask`` with its best validation epoch kept (:func:`fit`, ``select=True``), and the setting
+    with the highest validation accuracy averaged over the graphs wins (the first on a tie, as
+    ``np.argmax``). Each graph's own selected epoch count is then the one to :func:`retrain` for."""
+    if len(points) != len(recipes) or not recipes or not graphs:
+        raise ValueError(
+            f"grid_search needs one recipe per point and at least one graph, got {len(points)} points, "
+            f"{len(recipes)} recipes and {len(graphs)} graphs"
+        )
+    best: tuple[int, list[FitResult]] | None = None
+    mean_val: list[float] = []
+    for index, recipe in enumerate(recipes):
+        selections = [fit(recipe, graph, seed, select=True) for graph in graphs]
+        mean_val.append(statistics.fmean(s.val for s in selections))
+        if best is None or mean_val[-1] > mean_val[best[0]]:
+            best = (index, selections)
+    assert best is not None
+    return GridChoice(best[0], dict(points[best[0]]), recipes[best[0]], best[1], mean_val)
+
+
+def grid_metrics(choice: GridChoice) -> dict[str, float]:
+    """``results.json`` metrics of a grid search: ``grid/<key>`` the chosen value of every numeric key,
+    ``grid/num_points``, ``grid/best_mean_val_accuracy``."""
+    chosen = {f"grid/{k}": float(v) for k, v in choice.point.items() if isinstance(v, (int, float))}
+    return {
+        **chosen,
+        "grid/num_points": float(len(choice.mean_val)),
+        "grid/best_mean_val_accuracy": choice.mean_val[choice.index],
+    }

@@ -26,6 +26,9 @@ class GCNLayer(nn.Module):
     ``edge_weight``) after ``conv.lin``;
     ``sparse=False`` calls ``GCNConv`` itself, which renormalizes and scatters in every layer. Both
     give the same result up to float rounding.
+
+    ``improved=True``: :math:`\hat A = A + 2I` (PyG's ``GCNConv(improved=True)``; the IGB code's GCN on
+    CiteSeer), computed by ``GCNConv`` itself (the shared plan normalizes with :math:`A + I`).
     """
 
     updates_edges = False
@@ -33,10 +36,10 @@ class GCNLayer(nn.Module):
     uses_plan = True
     uses_edge_weight = True
 
-    def __init__(self, in_dim: int, out_dim: int, edge_dim: int, sparse: bool = True) -> None:
+    def __init__(self, in_dim: int, out_dim: int, edge_dim: int, sparse: bool = True, improved: bool = False) -> None:
         super().__init__()
-        self.conv = GCNConv(in_dim, out_dim)
-        self.sparse = sparse
+        self.conv = GCNConv(in_dim, out_dim, improved=improved)
+        self.sparse = sparse and not improved
 
     def reset_parameters(self) -> None:
         self.conv.reset_parameters()
