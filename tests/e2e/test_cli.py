@@ -47,6 +47,14 @@ def test_default_experiment_runs_and_writes_results(tmp_path: Path) -> None:
     assert set(results) >= {"config", "num_params", "best_epoch", "metrics", "time_per_epoch_s", "peak_memory_mb", "status"}
     assert {"train/accuracy", "val/accuracy", "test/accuracy", "test/loss"} <= set(results["metrics"])
     assert results["config"]["dataset"]["name"] == "cycles"
+    # provenance (schema 3): this checkout's commit, the overrides run.py got, no raw files (generated data)
+    provenance = results["provenance"]
+    assert results["schema_version"] == 3 and provenance["raw_files"] == {}
+    assert provenance["overrides"] == [f"paths.cache_dir={tmp_path / 'cache'}", *FAST_CYCLES]
+    assert provenance["started_at"] < provenance["ended_at"] and provenance["packages"]["torch"] is not None
+    head = subprocess.run(["git", "rev-parse", "HEAD"], cwd=REPO, capture_output=True, text=True, check=False)
+    if head.returncode == 0:  # run from a checkout (not from an unpacked archive)
+        assert provenance["code"]["commit"] == head.stdout.strip() and isinstance(provenance["code"]["dirty"], bool)
     predictions = np.load(run_dir / "predictions.npz")
     # row-aligned with the dataset's test indices (the cycles test split is the last 32 graphs)
     assert predictions["index"].tolist() == list(range(128, 160))
@@ -228,6 +236,8 @@ def test_a_warm_cache_does_not_hide_an_empty_data_dir(tmp_path: Path) -> None:
     args = ["dataset=texas", "trainer.max_epochs=1", "trainer.enable_progress_bar=false"]
     warm = run_cli([*args, f"hydra.run.dir={tmp_path / 'warm'}"], tmp_path)
     assert warm.returncode == 0, warm.stderr[-3000:]
+    raw_files = json.loads((tmp_path / "warm" / "results.json").read_text())["provenance"]["raw_files"]
+    assert len(raw_files) == 12 and all(path.startswith("WebKB/texas/") and len(md5) == 32 for path, md5 in raw_files.items())
     (tmp_path / "empty").mkdir()
     proc = run_cli([*args, f"paths.data_dir={tmp_path / 'empty'}", f"hydra.run.dir={tmp_path / 'run'}"], tmp_path)
     assert proc.returncode == 1
