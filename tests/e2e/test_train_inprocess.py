@@ -39,7 +39,15 @@ def test_wandb_offline_run_writes_its_files_and_finishes(compose_cfg, tmp_path: 
     assert len(records) == 1
     content = records[0].read_bytes()
     # the full resolved config and the epoch metrics went into the run's record file
-    for expected in (b"generation_seed", b"run_group", b"val/accuracy", b"train/loss"):
+    # and the provenance block as config under dotted keys (graphbench.run_frame.finish_loggers)
+    for expected in (
+        b"generation_seed",
+        b"run_group",
+        b"val/accuracy",
+        b"train/loss",
+        b"provenance.code.commit",
+        b"provenance.packages.torch",
+    ):
         assert expected in content, expected
 
 
