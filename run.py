@@ -1,66 +1,7 @@
-"""graphbench entry point: compose the config from conf/, then run its task.
+"""graphbench entry point in a checkout: ``python run.py [overrides]`` is the ``graphbench`` command
+(:mod:`graphbench.main`, whose docstring lists its uses and exit codes)."""
 
-    python run.py                                            # the default experiment
-    python run.py -m dataset=peptides-func model=gcn head=mlp2 seed=0,1,2,3
-    python run.py --help                                     # groups and their options
-
-Exit code: 0 when the run completed; 1 when it failed or diverged; 130 after Ctrl-C; 143 after
-SIGTERM. A multirun goes on after a job that failed and ends by listing the jobs that did not
-complete (exit code 1, see graphbench.hydra_callbacks).
-"""
-
-from __future__ import annotations
-
-import sys
-
-import hydra
-from hydra.core.hydra_config import HydraConfig
-from hydra.types import RunMode
-from omegaconf import DictConfig, open_dict
-
-from graphbench.cli import format_summary, quiet_library_logging, run_task
-from graphbench.distributed import is_rank_zero
-from graphbench.errors import GraphbenchError
-from graphbench.naming import run_group_from_overrides
-from graphbench.record import INTERRUPTED, PREEMPTED, exit_code
-from graphbench.run_dir import default_resume
-
-
-@hydra.main(version_base="1.3", config_path="conf", config_name="config")
-def main(cfg: DictConfig) -> float | None:
-    quiet_library_logging()
-    overrides = list(HydraConfig.get().overrides.task)  # recorded in results.json's provenance
-    if cfg.get("run_group") is None:  # the W&B group: this job's overrides minus the seed (graphbench.naming)
-        with open_dict(cfg):
-            cfg.run_group = run_group_from_overrides(overrides)
-    launcher = str(HydraConfig.get().launcher.get("_target_", ""))
-    submitit = "submitit" in launcher
-    if cfg.get("resume") is None:  # job arrays are requeued: there, a run resumes by default
-        with open_dict(cfg):
-            cfg.resume = default_resume(launcher)
-    multirun = HydraConfig.get().mode == RunMode.MULTIRUN
-    try:
-        record = run_task(cfg, overrides)
-    except GraphbenchError as exc:  # raised only before the run claims its directory (nothing written there)
-        print(f"error: {exc}", file=sys.stderr, flush=True)
-        if multirun:
-            return None
-        raise SystemExit(1) from None
-    if not is_rank_zero():  # a DDP rank started by a scheduler: rank 0 reports the run
-        return None
-    if not record.completed:
-        print(f"error: {record.status} (run directory: {record.run_dir})", file=sys.stderr, flush=True)
-        # a single run exits with its status's code; in a sweep run in this process, Ctrl-C or SIGTERM
-        # stops the whole sweep; a job of a submitit array ends normally with its status recorded (the
-        # launcher would otherwise abort the sweep), and SLURM requeues it through submitit's handler
-        stop_sweep = record.status in (INTERRUPTED, PREEMPTED) and not submitit
-        if not multirun or stop_sweep:
-            raise SystemExit(exit_code(record.status))
-        return None
-    print(format_summary(record), flush=True)
-    value = record.metrics.get(record.monitor or "")
-    return float(value) if value is not None else None  # what a Hydra sweeper (Optuna) optimizes
-
+from graphbench.main import main
 
 if __name__ == "__main__":
     main()

@@ -1,0 +1,73 @@
+"""graphbench's command line: compose the config shipped as ``graphbench.conf``, then run its task.
+
+    graphbench                                               # the default experiment (python run.py in a checkout)
+    graphbench -m dataset=peptides-func model=gcn head=mlp2 seed=0,1,2,3
+    graphbench --help                                        # groups and their options
+    graphbench --config-dir ~/my-conf dataset=my-data        # add a folder of your own configs (its groups:
+                                                             # dataset/, experiment/, recipe/, ...) to the search path
+
+The configs are the package ``graphbench.conf`` (Hydra's ``pkg://`` search path): ``conf/`` of the
+checkout in an editable install, the copy inside the wheel otherwise (``conf/__init__.py``). Paths in
+them are relative to the working directory: raw data under ``./data`` (or ``../shared/data`` beside a
+checkout, or ``$GRAPHBENCH_DATA``), caches under ``./cache``, runs under ``outputs/`` and ``multirun/``.
+
+Exit code: 0 when the run completed; 1 when it failed or diverged; 130 after Ctrl-C; 143 after
+SIGTERM. A multirun goes on after a job that failed and ends by listing the jobs that did not
+complete (exit code 1, see graphbench.hydra_callbacks).
+"""
+
+from __future__ import annotations
+
+import sys
+
+import hydra
+from hydra.core.hydra_config import HydraConfig
+from hydra.types import RunMode
+from omegaconf import DictConfig, open_dict
+
+from graphbench.cli import format_summary, quiet_library_logging, run_task
+from graphbench.distributed import is_rank_zero
+from graphbench.errors import GraphbenchError
+from graphbench.naming import run_group_from_overrides
+from graphbench.record import INTERRUPTED, PREEMPTED, exit_code
+from graphbench.run_dir import default_resume
+
+#: the package whose files are the configs (conf/ at the repository root, mapped in pyproject.toml)
+CONFIG_MODULE: str = "graphbench.conf"
+
+
+@hydra.main(version_base="1.3", config_path=f"pkg://{CONFIG_MODULE}", config_name="config")
+def main(cfg: DictConfig) -> float | None:
+    """Run the composed config's task; return its monitored metric (what a Hydra sweeper such as Optuna optimizes)."""
+    quiet_library_logging()
+    overrides = list(HydraConfig.get().overrides.task)  # recorded in results.json's provenance
+    if cfg.get("run_group") is None:  # the W&B group: this job's overrides minus the seed (graphbench.naming)
+        with open_dict(cfg):
+            cfg.run_group = run_group_from_overrides(overrides)
+    launcher = str(HydraConfig.get().launcher.get("_target_", ""))
+    submitit = "submitit" in launcher
+    if cfg.get("resume") is None:  # job arrays are requeued: there, a run resumes by default
+        with open_dict(cfg):
+            cfg.resume = default_resume(launcher)
+    multirun = HydraConfig.get().mode == RunMode.MULTIRUN
+    try:
+        record = run_task(cfg, overrides)
+    except GraphbenchError as exc:  # raised only before the run claims its directory (nothing written there)
+        print(f"error: {exc}", file=sys.stderr, flush=True)
+        if multirun:
+            return None
+        raise SystemExit(1) from None
+    if not is_rank_zero():  # a DDP rank started by a scheduler: rank 0 reports the run
+        return None
+    if not record.completed:
+        print(f"error: {record.status} (run directory: {record.run_dir})", file=sys.stderr, flush=True)
+        # a single run exits with its status's code; in a sweep run in this process, Ctrl-C or SIGTERM
+        # stops the whole sweep; a job of a submitit array ends normally with its status recorded (the
+        # launcher would otherwise abort the sweep), and SLURM requeues it through submitit's handler
+        stop_sweep = record.status in (INTERRUPTED, PREEMPTED) and not submitit
+        if not multirun or stop_sweep:
+            raise SystemExit(exit_code(record.status))
+        return None
+    print(format_summary(record), flush=True)
+    value = record.metrics.get(record.monitor or "")
+    return float(value) if value is not None else None  # what a Hydra sweeper (Optuna) optimizes
