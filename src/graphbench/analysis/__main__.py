@@ -7,8 +7,8 @@ Composes ``conf/config.yaml`` with the Hydra overrides once per dataset named in
 names separated by commas; the other overrides apply to each, e.g. ``dataset.split=random
 paths.data_dir=/data``), builds the dataset's DataModule as ``run.py`` would, and prints one row of
 :func:`graphbench.analysis.homophily.homophily_measures` per dataset: a markdown table, or CSV with
-``--csv``. The config directory is ``--config-dir``, else the ``conf/`` of the checkout this package
-is installed from (an editable install), else ``./conf``. Exit status: 0 on success, 1 when a dataset
+``--csv``. The config directory is ``--config-dir``, else the configs installed with the package
+(``graphbench.conf``: the checkout's ``conf/`` in an editable install). Exit status: 0 on success, 1 when a dataset
 cannot be loaded or has no node labels (the message names it), 2 for a bad argument.
 """
 
@@ -27,20 +27,19 @@ from omegaconf import DictConfig
 from torch_geometric.data import Data
 
 from graphbench.analysis.homophily import homophily_measures, homophily_table
+from graphbench.conf import CONFIG_DIR
 from graphbench.errors import ConfigError, GraphbenchError
 
 ANALYSES: tuple[str, ...] = ("homophily", "memorization", "igb-ranks")
-#: ``src/graphbench/analysis/__main__.py`` -> the checkout's ``conf/`` (editable installs)
-CHECKOUT_CONF: Path = Path(__file__).resolve().parents[3] / "conf"
 
 
 def find_config_dir(explicit: Path | None = None) -> Path:
-    """``explicit`` if given, else the checkout's ``conf/``, else ``./conf``: the first holding ``config.yaml``."""
-    candidates = [explicit] if explicit is not None else [CHECKOUT_CONF, Path.cwd() / "conf"]
-    for candidate in candidates:
-        if (candidate / "config.yaml").is_file():
-            return candidate.resolve()
-    raise ConfigError(f"no config.yaml in {' or '.join(map(str, candidates))}; run from the repository root or pass --config-dir")
+    """``explicit`` if given, else the configs installed with the package (:data:`graphbench.conf.CONFIG_DIR`);
+    it must hold ``config.yaml``."""
+    candidate = CONFIG_DIR if explicit is None else explicit
+    if not (candidate / "config.yaml").is_file():
+        raise ConfigError(f"no config.yaml in {candidate}; pass --config-dir <graphbench's conf/ directory>, or omit it")
+    return candidate.resolve()
 
 
 def compose_config(config_dir: Path, overrides: Sequence[str]) -> DictConfig:
@@ -125,7 +124,7 @@ def build_parser() -> argparse.ArgumentParser:
         "--plot", type=Path, default=None, help="memorization: save the rate-vs-homophily plot of the runs as this PNG"
     )
     parser.add_argument(
-        "--config-dir", type=Path, default=None, help="the conf/ directory (default: the checkout's, else ./conf)"
+        "--config-dir", type=Path, default=None, help="the conf/ directory (default: the one installed with graphbench)"
     )
     return parser
 

@@ -26,6 +26,7 @@ from typing import Any
 
 from omegaconf import OmegaConf
 
+from graphbench.conf import CONFIG_DIR
 from graphbench.sweep.compose import (
     HPARAMS_SEARCH,
     compose_job,
@@ -109,7 +110,12 @@ def build_parser() -> argparse.ArgumentParser:
     )
     wandb.add_argument("--name", help="the sweep's name in W&B")
     wandb.add_argument("--output", "-o", type=Path, help="write the YAML here instead of stdout")
-    wandb.add_argument("--config-dir", type=Path, default=Path("conf"), help="graphbench's conf/ directory (default: ./conf)")
+    wandb.add_argument(
+        "--config-dir",
+        type=Path,
+        default=CONFIG_DIR,
+        help="graphbench's conf/ directory (default: the one installed with graphbench)",
+    )
     return parser
 
 
