@@ -245,3 +245,6 @@ def test_a_warm_cache_does_not_hide_an_empty_data_dir(tmp_path: Path) -> None:
     expected = f"Raw files of texas not found under data root {tmp_path / 'empty'} (none of its 12 files is there):"
     assert len(errors) == 1 and expected in errors[0], proc.stderr[-3000:]
     assert "Traceback" not in proc.stderr
+    # the console (and the run's log) also lists the missing files one a line, under the same header
+    listed = [line for line in proc.stdout.splitlines() if line.startswith(f"  - {tmp_path / 'empty' / 'WebKB' / 'texas'}")]
+    assert len(listed) == 12, proc.stdout[-3000:]
