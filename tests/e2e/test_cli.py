@@ -203,15 +203,14 @@ def test_truncated_cache_is_moved_aside_and_rebuilt(tmp_path: Path) -> None:
         (
             [*FAST_CYCLES, "paths.cache_dir={tmp}/afile/cache"],
             (
-                "cache directory {tmp}/afile/cache is not writable (cannot create it: Not a directory); "
-                "set paths.cache_dir=<a writable directory> (or env GRAPHBENCH_CACHE)"
+                "paths.cache_dir={tmp}/afile/cache cannot be used: Not a directory "
+                "(it must be a directory graphbench can create and write); set paths.cache_dir=<a writable directory>"
             ),
         ),
         (
             ["dataset=texas", "trainer.max_epochs=1", "trainer.enable_progress_bar=false", "paths.data_dir={tmp}/afile"],
             (
-                "paths.data_dir={tmp}/afile is a file, not a directory; "
-                "point paths.data_dir (env GRAPHBENCH_DATA) at the folder that holds the raw files"
+"paths.data_dir={tmp}/afile is a file: set paths.data_dir=<the folder holding the raw datasets>"
             ),
         ),
     ],
