@@ -16,7 +16,7 @@ from graphbench.train import train
 from tests.conftest import FAST_CYCLES
 
 #: four epochs whose best validation accuracy is not the last epoch's (deterministic for this seed)
-RUN = [*FAST_CYCLES, "trainer.max_epochs=4", "optimizer.lr=0.05", "seed=3", "logger=none"]
+RUN = [*FAST_CYCLES, "trainer.max_epochs=4", "optimizer.lr=0.05", "seed=1", "logger=none"]
 
 
 def run(compose_cfg: Callable[..., DictConfig], run_dir: Path, checkpoint: str) -> RunRecord:

@@ -164,21 +164,21 @@ def test_multirun_report_groups_seeds_and_names_groups_by_overrides(tmp_path: Pa
     )
     assert report.returncode == 0, report.stderr
     rows = [line.split(" | ") for line in report.stdout.splitlines() if line.startswith("| model=")]
-    assert sorted((row[0], row[3]) for row in rows) == [("| model=gcn", "2"), ("| model=mlp", "2")]
+    assert sorted((row[0], row[3]) for row in rows) == [("| model=gcn", "2 (1 × 2)"), ("| model=mlp", "2 (1 × 2)")]
     (fixed,) = [line.split() for line in report.stdout.splitlines() if line.startswith("Fixed:")]
     assert {"dataset=cycles", "head=mlp2"} <= set(fixed) and not any(word.startswith("model=") for word in fixed)
-    assert "over 1 seed pairs (seeds 0, 1; 2 groups; at most 1 per seed pair)" in report.stdout
+    assert "over 1 seed pair (at most 1 per seed pair); seeds 0, 1; 2 groups" in report.stdout
     assert "not computed" not in report.stdout
 
 
 def test_truncated_cache_is_moved_aside_and_rebuilt(tmp_path: Path) -> None:
     """Issue 4: a corrupt cache entry no longer fails every later run: it is named, kept aside, rebuilt."""
-    args = [*FAST_CYCLES, "trainer.max_epochs=1", f"hydra.run.dir={tmp_path / 'run'}"]
-    assert run_cli(args, tmp_path).returncode == 0
+    args = [*FAST_CYCLES, "trainer.max_epochs=1"]
+    assert run_cli([*args, f"hydra.run.dir={tmp_path / 'run'}"], tmp_path).returncode == 0
     (entry,) = (tmp_path / "cache").glob("cycles-*.pt")
     truncated = entry.read_bytes()[:1000]
     entry.write_bytes(truncated)
-    proc = run_cli(args, tmp_path)
+    proc = run_cli([*args, f"hydra.run.dir={tmp_path / 'rerun'}"], tmp_path)  # a run directory holds one run
     assert proc.returncode == 0, proc.stderr[-3000:]
     output = proc.stdout + proc.stderr
     (moved,) = (tmp_path / "cache").glob(f"{entry.name}.corrupt-*")
@@ -209,9 +209,7 @@ def test_truncated_cache_is_moved_aside_and_rebuilt(tmp_path: Path) -> None:
         ),
         (
             ["dataset=texas", "trainer.max_epochs=1", "trainer.enable_progress_bar=false", "paths.data_dir={tmp}/afile"],
-            (
-"paths.data_dir={tmp}/afile is a file: set paths.data_dir=<the folder holding the raw datasets>"
-            ),
+            ("paths.data_dir={tmp}/afile is a file: set paths.data_dir=<the folder holding the raw datasets>"),
         ),
     ],
     ids=["cache_dir-not-writable", "data_dir-is-a-file"],
