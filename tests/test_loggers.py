@@ -4,14 +4,22 @@ from __future__ import annotations
 
 import csv
 import struct
+import types
 from pathlib import Path
 from typing import Any
 
 import pytest
-from lightning.pytorch.loggers import TensorBoardLogger
 from tensorboardX.proto.event_pb2 import Event
 
-from graphbench.loggers import RESULTS_ARTIFACT_TYPE, ResumableCSVLogger, SafeWandbLogger, build_loggers
+from graphbench.loggers import (
+    RESULTS_ARTIFACT_TYPE,
+    ResumableCSVLogger,
+    RunTensorBoardLogger,
+    SafeWandbLogger,
+    build_loggers,
+)
+from graphbench.record import RunRecord
+from graphbench.run_frame import finish_loggers
 from graphbench.train import train
 from tests.conftest import FAST_CYCLES
 
@@ -19,7 +27,7 @@ from tests.conftest import FAST_CYCLES
 def test_logger_lists_compose_one_logger_per_entry(compose_cfg) -> None:
     assert [type(lg) for lg in build_loggers(compose_cfg(["logger=[csv,tensorboard]"]))] == [
         ResumableCSVLogger,
-        TensorBoardLogger,
+        RunTensorBoardLogger,
     ]
     assert sorted(compose_cfg(["logger=[csv,wandb,tensorboard]"]).logger) == ["csv", "tensorboard", "wandb"]
     assert build_loggers(compose_cfg(["logger=none"])) == []
@@ -37,6 +45,22 @@ def _event_tags(directory: Path) -> set[str]:
             tags.update(value.tag for value in event.summary.value)
             offset += 12 + length + 4
     return tags
+
+
+def test_fit_and_test_in_the_same_second_write_to_one_tensorboard_file(tmp_path: Path, monkeypatch) -> None:
+    # tensorboardX names an event file by the second it opens it: a clock that stands still makes a
+    # writer reopened after fit (Lightning's finalize) reuse, and truncate, the name of the fit's file
+    import tensorboardX.event_file_writer
+
+    monkeypatch.setattr(tensorboardX.event_file_writer, "time", types.SimpleNamespace(time=lambda: 1_700_000_000.0))
+    logger = RunTensorBoardLogger(save_dir=str(tmp_path), name="tensorboard", version="")
+    logger.log_metrics({"val/accuracy": 0.5}, step=0)
+    logger.finalize("success")  # the end of fit
+    logger.log_metrics({"test/accuracy": 0.25}, step=1)
+    logger.finalize("success")  # the end of test
+    finish_loggers([logger], RunRecord(status="completed", config=None))
+    assert len(list((tmp_path / "tensorboard").glob("events.out.tfevents.*"))) == 1
+    assert {"val/accuracy", "test/accuracy"} <= _event_tags(tmp_path / "tensorboard")
 
 
 def test_csv_and_tensorboard_get_every_epoch_with_its_learning_rate(compose_cfg, tmp_path: Path) -> None:

@@ -11,7 +11,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from lightning.pytorch.loggers import CSVLogger, WandbLogger
+from lightning.pytorch.loggers import CSVLogger, TensorBoardLogger, WandbLogger
 from lightning.pytorch.loggers.logger import DummyExperiment, Logger
 from omegaconf import DictConfig
 
@@ -112,6 +112,27 @@ class SafeWandbLogger(WandbLogger):
         """End the W&B run; a non-zero ``exit_code`` marks it failed in W&B."""
         if self._experiment is not None:
             self._experiment.finish(exit_code=exit_code)
+
+
+class RunTensorBoardLogger(TensorBoardLogger):
+    """Lightning's ``TensorBoardLogger`` writing one event file for the whole run.
+
+    Lightning closes the writer when ``fit`` ends and tensorboardX reopens it for ``test``, naming the
+    new file by the current second and host (``events.out.tfevents.<seconds>.<host>``) and opening it
+    with ``"wb"``: a run whose ``fit`` ends in the second its writer started truncates the file that
+    held every training and validation scalar. Here ``finalize`` (the end of ``fit``, then of ``test``)
+    only flushes, and :meth:`finish` closes the writer once the run has ended."""
+
+    def finalize(self, status: str) -> None:
+        if self._experiment is not None:
+            self.experiment.flush()
+        if status == "success":
+            self.save()  # the hyperparameters file, as Lightning's finalize writes it
+
+    def finish(self) -> None:
+        """Close the event file (the run's last call to this logger)."""
+        if self._experiment is not None:
+            self.experiment.close()
 
 
 class ResumableCSVLogger(CSVLogger):

@@ -22,7 +22,7 @@ from omegaconf import DictConfig, OmegaConf
 from graphbench.callbacks.divergence import Diverged
 from graphbench.distributed import is_rank_zero
 from graphbench.errors import ConfigError, GraphbenchError
-from graphbench.loggers import SafeWandbLogger
+from graphbench.loggers import RunTensorBoardLogger, SafeWandbLogger
 from graphbench.naming import seed_dependent_keys
 from graphbench.provenance import collect as collect_provenance
 from graphbench.provenance import utc_now
@@ -170,8 +170,10 @@ def status_of(exc: BaseException, signals: SignalState, output_dir: Path | None)
 
 def finish_loggers(loggers: list[Any], record: RunRecord) -> None:
     """Give the W&B loggers the run's provenance (as config, dotted keys ``provenance.code.commit``, ...)
-    and its summary, and finish them with its exit code."""
+    and its summary, and finish them with its exit code; close the TensorBoard event files."""
     for lg in loggers:
+        if isinstance(lg, RunTensorBoardLogger):
+            lg.finish()
         if isinstance(lg, SafeWandbLogger):
             summary = {k: v for k, v in record.to_dict().items() if k not in ("config", "provenance")}
             if record.provenance is not None:
