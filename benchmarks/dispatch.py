@@ -41,9 +41,9 @@ from torch_geometric.transforms import BaseTransform
 
 from benchmarks.common import Context, Row, Target, compose_config, interleaved, median, paired_ratio
 from benchmarks.reference import RECIPES, Recipe, ReferenceNet, copy_weights
-from graphbench.instantiate import METADATA_KEYS, build
+from graphbench.build import build_datamodule, network_builder, network_width
+from graphbench.config.instantiate import METADATA_KEYS, build
 from graphbench.speedups import compile_network
-from graphbench.train import build_datamodule, network_builder, network_width
 
 #: the issue's target: graphbench compiled against the plain-PyG reference, in steps per second
 TARGET = Target(">=", 2.0)

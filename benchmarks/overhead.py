@@ -33,10 +33,11 @@ import torch
 from torch_geometric.data import Batch
 
 from benchmarks.common import QUICK_CYCLES, Context, Row, Target, compose_config, fmt_s, interleaved, median, paired_ratio, slug
+from graphbench.build import build_datamodule, network_builder
+from graphbench.config.instantiate import METADATA_KEYS, build
 from graphbench.data.store.full_batch import full_batch_loader
-from graphbench.instantiate import METADATA_KEYS, build
 from graphbench.modules.network import count_parameters
-from graphbench.train import build_datamodule, network_builder, train
+from graphbench.tasks.train import train
 
 TARGET = Target("<=", 1.05)
 
@@ -173,7 +174,7 @@ class Measured:
 
 
 def graphbench_epoch(ctx: Context, work: Workload, run_dir: Path) -> Measured:
-    """A full ``graphbench.train.train`` run, timed per epoch by :class:`EpochClock`."""
+    """A full ``graphbench.tasks.train.train`` run, timed per epoch by :class:`EpochClock`."""
     clock = run_dir / "epoch_clock.json"
     overrides = [
         *work.overrides,

@@ -17,9 +17,9 @@ from torch_geometric.utils import get_laplacian, to_dense_adj
 
 from benchmarks.common import QUICK_CYCLES, Context, Row, Target, compose_config, fmt_s, interleaved, median, paired_ratio, timed
 from benchmarks.peptides import RAW, datamodule
+from graphbench.build import build_datamodule
 from graphbench.data.store.encodings import precompute_store, separated_graphs
 from graphbench.data.store.graph_store import GraphStore
-from graphbench.train import build_datamodule
 
 #: the speed-up over PyG's per-graph transform each encoding must reach
 TARGETS = {"LapPE k=10": Target(">=", 10.0), "RWSE 20 steps": Target(">=", 20.0)}

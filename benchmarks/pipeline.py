@@ -1,5 +1,5 @@
 """Input pipeline: the share of training-step time spent waiting for data in the default recipe
-(``dataset=peptides-func model=gcn``), measured inside ``graphbench.train.train`` by a callback."""
+(``dataset=peptides-func model=gcn``), measured inside ``graphbench.tasks.train.train`` by a callback."""
 
 from __future__ import annotations
 
@@ -12,7 +12,7 @@ import lightning as L
 
 from benchmarks.common import QUICK_CYCLES, Context, Row, Target, compose_config
 from benchmarks.peptides import RAW
-from graphbench.train import train
+from graphbench.tasks.train import train
 
 TARGET = Target("<", 10.0, "%")
 

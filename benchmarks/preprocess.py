@@ -13,7 +13,7 @@ from benchmarks.common import Context, Row, Target, fmt_s, interleaved, median, 
 from benchmarks.peptides import CSV, RAW, datamodule, reference_process
 from graphbench.data.sources.graph.peptides import read_peptides_csv
 from graphbench.data.sources.molecules import featurize_smiles
-from graphbench.processes import map_chunks, usable_cores
+from graphbench.run.processes import map_chunks, usable_cores
 
 SPEEDUP = Target(">=", 2.0)
 RELOAD = Target("<=", 2.0, " s")

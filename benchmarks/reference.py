@@ -40,11 +40,11 @@ from torch_geometric.nn import GCNConv, GINEConv, MessagePassing, global_mean_po
 
 from benchmarks.common import REPO, Context, Row, Target, compose_config, fmt_s, interleaved, median, paired_ratio
 from benchmarks.peptides import RAW, datamodule
-from graphbench.budget import solve_width
+from graphbench.build import build_datamodule, network_builder
 from graphbench.callbacks.resources import peak_rss_mb
+from graphbench.config.instantiate import METADATA_KEYS, build
 from graphbench.data.datamodules import GraphLevelDataModule
-from graphbench.instantiate import METADATA_KEYS, build
-from graphbench.train import build_datamodule, network_builder
+from graphbench.modules.budget import solve_width
 
 #: the issue's targets: speed-up of graphbench's epoch over the reference's
 SPEEDUP = {"gcn": Target(">=", 1.5), "gine": Target(">=", 1.2), "gatedgcn": Target(">=", 1.2)}

@@ -65,8 +65,8 @@ def measure(args: dict[str, Any]) -> dict[str, Any]:
     import lightning as L
     import torch
 
+    from graphbench.build import build_datamodule, network_builder
     from graphbench.callbacks.resources import peak_rss_mb
-    from graphbench.train import build_datamodule, network_builder
 
     ctx = Context(Path(args["data_dir"]), Path(args["cache_dir"]), Path(args["work_dir"]))
     cfg = compose_config(ctx, args["overrides"], Path(args["work_dir"]) / "run")

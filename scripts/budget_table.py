@@ -1,8 +1,8 @@
 """Solved widths under the parameter budgets, as ``docs/budget_widths.md``.
 
 For every model x budget x pe, the width is solved as a run would solve it
-(:func:`graphbench.train.network_builder` on the composed config, then
-:func:`graphbench.budget.solve_width`), on Peptides-func's feature spec (OGB atom and bond
+(:func:`graphbench.tasks.train.network_builder` on the composed config, then
+:func:`graphbench.modules.budget.solve_width`), on Peptides-func's feature spec (OGB atom and bond
 features, 10 binary outputs). Models are built on the ``meta`` device, which allocates nothing.
 
     python scripts/budget_table.py                       # writes docs/budget_widths.md
@@ -20,9 +20,9 @@ import torch
 from hydra import compose, initialize_config_dir
 from torch import nn
 
-from graphbench.budget import solve_width
-from graphbench.info import DatasetInfo, FeatureSpec
-from graphbench.train import network_builder
+from graphbench.build import network_builder
+from graphbench.data.info import DatasetInfo, FeatureSpec
+from graphbench.modules.budget import solve_width
 
 REPO = Path(__file__).resolve().parents[1]
 PEPTIDES_FUNC = DatasetInfo("peptides-func", "graph", "multilabel", 10, "ap", True, FeatureSpec("atom"), FeatureSpec("bond"))

@@ -21,7 +21,7 @@
 #   GPU_CHECK_COMPILE      model.compile values [false true]
 #   PYTHON                 the interpreter [python]
 # Tensors that DataLoader workers send travel by torch's file_system sharing strategy: every run sets
-# it (graphbench.processes.share_tensors_through_files); file descriptors failed on the GPU machine.
+# it (graphbench.run.processes.share_tensors_through_files); file descriptors failed on the GPU machine.
 set -euo pipefail
 
 cd "$(dirname "$0")/.."

@@ -4,7 +4,7 @@
 
 Columns: the run (its directory's name), status, epochs trained, seconds per epoch
 (``time_per_epoch_s``), the test metric at the best validation epoch (``test/<metric>``), peak
-memory (``peak_memory_mb``: the GPU's peak allocation on CUDA, RSS on CPU; graphbench.record) and the
+memory (``peak_memory_mb``: the GPU's peak allocation on CUDA, RSS on CPU; graphbench.run.record) and the
 run's total seconds. A directory without a readable ``results.json`` gets a row that says so.
 """
 

@@ -10,8 +10,8 @@ import pytest
 import torch
 from torch_geometric.data import Batch, Data
 
+from graphbench.data.info import DatasetInfo, FeatureSpec
 from graphbench.data.sources.graph.csl import generate_csl
-from graphbench.info import DatasetInfo, FeatureSpec
 from graphbench.modules.heads import MLPHead
 from graphbench.modules.layers import GCNLayer
 from graphbench.modules.network import GraphNetwork

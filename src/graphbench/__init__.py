@@ -10,6 +10,6 @@ warnings.filterwarnings(
     "ignore", message=r"\s*'hydra/launcher/submitit_(local|slurm)' is validated against ConfigStore schema", category=UserWarning
 )
 
-from graphbench.resolvers import register_resolvers  # noqa: E402
+from graphbench.config.resolvers import register_resolvers  # noqa: E402
 
 register_resolvers()  # ${gb.first_existing_dir:...}, which paths.data_dir's default uses (conf/paths/default.yaml)

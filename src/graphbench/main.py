@@ -13,27 +13,37 @@ checkout, or ``$GRAPHBENCH_DATA``), caches under ``./cache``, runs under ``outpu
 
 Exit code: 0 when the run completed; 1 when it failed or diverged; 130 after Ctrl-C; 143 after
 SIGTERM. A multirun goes on after a job that failed and ends by listing the jobs that did not
-complete (exit code 1, see graphbench.hydra_callbacks).
+complete (exit code 1, see graphbench.run.hydra_callbacks).
 """
 
 from __future__ import annotations
 
 import sys
+from collections.abc import Sequence
 
 import hydra
 from hydra.core.hydra_config import HydraConfig
 from hydra.types import RunMode
 from omegaconf import DictConfig, open_dict
 
-from graphbench.cli import format_summary, quiet_library_logging, run_task
-from graphbench.distributed import is_rank_zero
-from graphbench.errors import GraphbenchError
-from graphbench.naming import run_group_from_overrides
-from graphbench.record import INTERRUPTED, PREEMPTED, exit_code
-from graphbench.run_dir import default_resume
+from graphbench.config.instantiate import METADATA_KEYS, build
+from graphbench.run.cli import format_summary, quiet_library_logging
+from graphbench.run.distributed import is_rank_zero
+from graphbench.run.errors import GraphbenchError
+from graphbench.run.naming import run_group_from_overrides
+from graphbench.run.processes import share_tensors_through_files
+from graphbench.run.record import INTERRUPTED, PREEMPTED, RunRecord, exit_code
+from graphbench.run.run_dir import default_resume
 
 #: the package whose files are the configs (conf/ at the repository root, mapped in pyproject.toml)
 CONFIG_MODULE: str = "graphbench.conf"
+
+
+def run_task(cfg: DictConfig, overrides: Sequence[str] = ()) -> RunRecord:
+    """Run ``cfg.task``; ``overrides`` (Hydra's task overrides) go into the run's provenance."""
+    share_tensors_through_files()  # before any DataLoader forks its workers
+    task = build(cfg.task, "task", METADATA_KEYS)
+    return task(cfg, overrides=list(overrides))
 
 
 @hydra.main(version_base="1.3", config_path=f"pkg://{CONFIG_MODULE}", config_name="config")
@@ -41,7 +51,7 @@ def main(cfg: DictConfig) -> float | None:
     """Run the composed config's task; return its monitored metric (what a Hydra sweeper such as Optuna optimizes)."""
     quiet_library_logging()
     overrides = list(HydraConfig.get().overrides.task)  # recorded in results.json's provenance
-    if cfg.get("run_group") is None:  # the W&B group: this job's overrides minus the seed (graphbench.naming)
+    if cfg.get("run_group") is None:  # the W&B group: this job's overrides minus the seed (graphbench.run.naming)
         with open_dict(cfg):
             cfg.run_group = run_group_from_overrides(overrides)
     launcher = str(HydraConfig.get().launcher.get("_target_", ""))

@@ -13,7 +13,7 @@ from graphbench.analysis.memorization import (
     true_label_probability,
 )
 from graphbench.data.splits import stratified_split_masks
-from graphbench.errors import ConfigError
+from graphbench.run.errors import ConfigError
 
 LABELS = torch.tensor([0, 1, 1])
 # two seeds of f and of g, three nodes, two classes
@@ -86,7 +86,7 @@ def test_stratified_split_reproduces_the_ncmemo_code() -> None:
 
 def test_an_image_that_cannot_be_logged_never_ends_the_run(tmp_path, caplog: pytest.LogCaptureFixture) -> None:
     from graphbench.analysis.memorization import log_image
-    from graphbench.loggers import SafeWandbLogger
+    from graphbench.run.loggers import SafeWandbLogger
 
     class Broken(SafeWandbLogger):
         def __init__(self) -> None:  # no W&B run: only log_image is exercised

@@ -8,7 +8,7 @@ import pytest
 
 from graphbench.analysis.__main__ import main
 from graphbench.analysis.memorization_plots import collect_runs, plot_histogram, plot_rate_vs_homophily, runs_table
-from graphbench.record import RunRecord
+from graphbench.run.record import RunRecord
 
 PNG_MAGIC = b"\x89PNG\r\n\x1a\n"
 

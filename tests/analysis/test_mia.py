@@ -17,13 +17,13 @@ from graphbench.analysis.mia import (
     fit_gaussians,
     leave_one_out_scores,
     logit_confidence,
-    mia,
     offline_score,
     online_score,
     roc_summary,
     shadow_membership,
 )
-from graphbench.errors import ConfigError
+from graphbench.run.errors import ConfigError
+from graphbench.tasks.mia import mia
 from tests.data.sources.node.planetoid_fixture import write_planetoid
 from tests.e2e.test_cli import run_cli
 

@@ -8,7 +8,8 @@ from typing import Any
 import pytest
 import torch
 
-from graphbench.callbacks.divergence import Diverged, DivergenceGuard
+from graphbench.callbacks.divergence import DivergenceGuard
+from graphbench.run.errors import Diverged
 
 
 def batch_end(outputs: Any) -> None:

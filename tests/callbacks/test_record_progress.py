@@ -6,7 +6,7 @@ from lightning.pytorch.callbacks import ModelCheckpoint
 
 from graphbench.callbacks.history import EpochHistory
 from graphbench.callbacks.record_progress import RecordProgress, fill_from_history
-from graphbench.record import RUNNING, RunRecord
+from graphbench.run.record import RUNNING, RunRecord
 
 EPOCHS = [
     {"epoch": 0, "lr": 0.01, "train/loss": 0.9, "val/loss": 0.8, "val/accuracy": 0.50, "val/accuracy_best": 0.50},

@@ -12,10 +12,10 @@ from hydra import compose
 from omegaconf import DictConfig, OmegaConf, open_dict
 from torch_geometric.data import Batch, Data
 
+from graphbench.build import network_builder, network_width
 from graphbench.data.datamodules.config import datamodule_arguments
-from graphbench.info import DatasetInfo, FeatureSpec
+from graphbench.data.info import DatasetInfo, FeatureSpec
 from graphbench.report.literature import paper_value
-from graphbench.train import network_builder, network_width
 from tests.paths import CONF
 
 #: the datasets of issue 14's table, with their (node feature width, classes, level)

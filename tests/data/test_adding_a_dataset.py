@@ -2,7 +2,7 @@
 
 The source is defined here (a handful of hand-built graphs), its YAML is written into a config
 folder of the test and put on Hydra's search path, and the composed config trains through
-``graphbench.train.train`` exactly as ``python run.py dataset=tiny`` would.
+``graphbench.tasks.train.train`` exactly as ``python run.py dataset=tiny`` would.
 """
 
 from __future__ import annotations
@@ -19,8 +19,10 @@ from graphbench.data.io.raw_root import RawRoot
 from graphbench.data.sources.base import Source
 from graphbench.data.store.collate import collate
 from graphbench.data.store.graph_store import GraphStore
-from graphbench.info import SPLITS, DataFacts, FeatureSpec
-from graphbench.train import build_datamodule, train
+from graphbench.data.info import DataFacts, FeatureSpec
+from graphbench.run.record import SPLITS
+from graphbench.build import build_datamodule
+from graphbench.tasks.train import train
 
 
 class TinyRings(Source):

@@ -13,8 +13,8 @@ import pytest
 import torch
 from omegaconf import DictConfig
 
+from graphbench.build import build_datamodule, build_task_module, network_builder
 from graphbench.callbacks.predictions import TestPredictions
-from graphbench.train import build_datamodule, build_task_module, network_builder
 from tests.conftest import FAST_CYCLES
 from tests.e2e.test_cli import run_cli
 from tests.paths import SHARED_DATA

@@ -10,11 +10,12 @@ from pathlib import Path
 import pytest
 from omegaconf import DictConfig, OmegaConf
 
+from graphbench.build import build_datamodule, network_builder
 from graphbench.data.io.raw_files import RawFile, md5sum
 from graphbench.data.sources.graph import peptides
 from graphbench.data.sources.link import pcqm_contact
 from graphbench.modules.network import count_parameters
-from graphbench.train import build_datamodule, network_builder, train
+from graphbench.tasks.train import train
 from tests.data.sources.graph.test_peptides_struct import write_fixture as write_peptides_struct
 from tests.data.sources.link.link_fixtures import write_pcqm_contact
 from tests.data.sources.node.test_lrgb_superpixels import write_lrgb

@@ -27,7 +27,7 @@ from pathlib import Path
 import pytest
 import torch
 
-from graphbench.train import train
+from graphbench.tasks.train import train
 from tests.conftest import real_data_root, torch_threads
 
 REFERENCE = Path(__file__).with_name("reference_numbers.json")

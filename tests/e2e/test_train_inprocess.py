@@ -1,4 +1,4 @@
-"""``graphbench.train.train`` on composed configs: reproducibility and W&B offline."""
+"""``graphbench.tasks.train.train`` on composed configs: reproducibility and W&B offline."""
 
 from __future__ import annotations
 
@@ -8,8 +8,8 @@ from pathlib import Path
 
 import pytest
 
-from graphbench.cli import format_summary
-from graphbench.train import train
+from graphbench.run.cli import format_summary
+from graphbench.tasks.train import train
 from tests.conftest import FAST_CYCLES
 
 
@@ -39,7 +39,7 @@ def test_wandb_offline_run_writes_its_files_and_finishes(compose_cfg, tmp_path: 
     assert len(records) == 1
     content = records[0].read_bytes()
     # the full resolved config and the epoch metrics went into the run's record file
-    # and the provenance block as config under dotted keys (graphbench.run_frame.finish_loggers)
+    # and the provenance block as config under dotted keys (graphbench.run.frame.finish_loggers)
     for expected in (
         b"generation_seed",
         b"run_group",

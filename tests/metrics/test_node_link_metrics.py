@@ -4,7 +4,7 @@ import pytest
 import torch
 from sklearn.metrics import balanced_accuracy_score, f1_score
 
-from graphbench.info import DatasetInfo, FeatureSpec
+from graphbench.data.info import DatasetInfo, FeatureSpec
 from graphbench.metrics.f1 import LogitBinaryF1
 from graphbench.metrics.hits import HitsAtK
 from graphbench.metrics.mrr import LinkRankingMetric

@@ -3,7 +3,7 @@ from __future__ import annotations
 import pytest
 import torch
 
-from graphbench.info import DatasetInfo, FeatureSpec
+from graphbench.data.info import DatasetInfo, FeatureSpec
 from graphbench.metrics.registry import make_metric, metric_names
 
 

@@ -12,7 +12,7 @@ from torch import Tensor, nn
 from torch_geometric.data import Batch, Data
 from torch_geometric.nn import GCNConv
 
-from graphbench.info import DatasetInfo, FeatureSpec
+from graphbench.data.info import DatasetInfo, FeatureSpec
 from graphbench.modules.heads import MLPHead
 from graphbench.modules.layers import (
     APPNPLayer,

@@ -11,9 +11,9 @@ from omegaconf import DictConfig
 from torch import nn
 from torch_geometric.data import Batch, Data
 
-from graphbench.info import DatasetInfo, FeatureSpec
+from graphbench.build import network_builder
+from graphbench.data.info import DatasetInfo, FeatureSpec
 from graphbench.modules import layers as L
-from graphbench.train import network_builder
 
 LAYERS: dict[str, Callable[[], nn.Module]] = {
     "gcn": lambda: L.GCNLayer(8, 8, 8),

@@ -87,7 +87,7 @@ def test_network_passes_batch_and_uses_the_output_as_is() -> None:
 
     from torch_geometric.data import Batch, Data
 
-    from graphbench.info import DatasetInfo, FeatureSpec
+    from graphbench.data.info import DatasetInfo, FeatureSpec
     from graphbench.modules.heads import MLPHead
     from graphbench.modules.network import GraphNetwork
     from graphbench.modules.norms import NodeNorm

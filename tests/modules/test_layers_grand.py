@@ -16,8 +16,8 @@ from torch import Tensor, nn
 from torch.utils.data import DataLoader
 from torch_geometric.data import Batch, Data
 
-from graphbench.errors import ConfigError
-from graphbench.info import DatasetInfo, FeatureSpec
+from graphbench.build import build_task_module, network_builder, network_width
+from graphbench.data.info import DatasetInfo, FeatureSpec
 from graphbench.modules.heads import MLPHead
 from graphbench.modules.layers import GRANDLayer
 from graphbench.modules.layers.grand import drop_node, mixed_order_propagation
@@ -26,7 +26,7 @@ from graphbench.modules.network import GraphNetwork, count_parameters
 from graphbench.modules.norms import NodeNorm
 from graphbench.modules.propagation import EdgePlan
 from graphbench.modules.task_module import GraphTaskModule
-from graphbench.train import build_task_module, network_builder, network_width
+from graphbench.run.errors import ConfigError
 from tests.paths import CONF
 
 # a path 0-1-2-3 and an isolated node 4, both directions

@@ -6,7 +6,7 @@ import pytest
 import torch
 from torch_geometric.data import Batch, Data
 
-from graphbench.info import DatasetInfo, FeatureSpec
+from graphbench.data.info import DatasetInfo, FeatureSpec
 from graphbench.modules.heads import MLPHead
 from graphbench.modules.layers import GatedGCNLayer, GCNLayer, GINELayer, MLPLayer
 from graphbench.modules.network import GraphNetwork, count_parameters

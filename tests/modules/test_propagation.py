@@ -15,7 +15,7 @@ from torch_geometric.data import Batch, Data
 from torch_geometric.nn.conv.gcn_conv import gcn_norm
 from torch_geometric.utils import scatter
 
-from graphbench.info import DatasetInfo, FeatureSpec
+from graphbench.data.info import DatasetInfo, FeatureSpec
 from graphbench.modules.heads import MLPHead
 from graphbench.modules.layers import GatedGCNLayer, GCNLayer, GINELayer
 from graphbench.modules.network import GraphNetwork

@@ -12,9 +12,10 @@ from torch import Tensor, nn
 from torch.utils.data import DataLoader
 from torch_geometric.data import Batch, Data
 
-from graphbench.callbacks.divergence import Diverged, DivergenceGuard
-from graphbench.info import DatasetInfo, FeatureSpec
+from graphbench.callbacks.divergence import DivergenceGuard
+from graphbench.data.info import DatasetInfo, FeatureSpec
 from graphbench.modules.task_module import GraphTaskModule
+from graphbench.run.errors import Diverged
 
 
 class Outputs(nn.Module):

@@ -27,8 +27,8 @@ from torch.utils._device import _device_constructors
 from torch_geometric.data import Data
 from torch_geometric.loader import DataLoader
 
-from graphbench.info import DatasetInfo, FeatureSpec
-from graphbench.train import build_task_module, network_builder
+from graphbench.build import build_task_module, network_builder
+from graphbench.data.info import DatasetInfo, FeatureSpec
 from graphbench.transforms.rwse import RWSE
 from tests.paths import REPO
 

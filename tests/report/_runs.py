@@ -1,4 +1,4 @@
-"""Fabricated run directories for the report tests, written through :class:`~graphbench.record.RunRecord`.
+"""Fabricated run directories for the report tests, written through :class:`~graphbench.run.record.RunRecord`.
 
 A run's config looks like a resolved training config of a dataset with folds: the fold is
 ``dataset.split_index``, interpolated into ``dataset.source.split_index``, and ``run_group``
@@ -10,7 +10,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from graphbench.record import RESULTS_FILENAME, RunRecord
+from graphbench.run.record import RESULTS_FILENAME, RunRecord
 
 
 def run_config(out: Path, dataset: str, model: str, seed: int, fold: int | None) -> dict[str, Any]:

@@ -9,11 +9,11 @@ from pathlib import Path
 
 import pytest
 
-from graphbench.provenance import CodeVersion, Provenance, code_version
-from graphbench.record import RESULTS_FILENAME, RunRecord
 from graphbench.report.__main__ import main
 from graphbench.report.collect import collect
 from graphbench.report.provenance import machine_of, mixed_warnings, provenance_line
+from graphbench.run.provenance import CodeVersion, Provenance, code_version
+from graphbench.run.record import RESULTS_FILENAME, RunRecord
 from tests.report._runs import run_config
 
 PACKAGES = {"python": "3.11.7", "torch": "2.5.1", "cuda": "12.4", "torch_geometric": "2.6.1", "lightning": "2.4.0"}

@@ -7,7 +7,6 @@ from pathlib import Path
 
 import pytest
 
-from graphbench.record import RunRecord
 from graphbench.report.collect import Block, Group, Run
 from graphbench.report.stats import (
     count_discordant_pairs,
@@ -19,6 +18,7 @@ from graphbench.report.stats import (
     summarize_block,
     welch_p_value,
 )
+from graphbench.run.record import RunRecord
 
 
 def t_cdf_4(t: float) -> float:

@@ -16,7 +16,7 @@ from torch_geometric.data import Batch, Data
 from torch_geometric.nn.dense.linear import Linear as PyGLinear
 
 from graphbench import speedups
-from graphbench.info import DatasetInfo, FeatureSpec
+from graphbench.data.info import DatasetInfo, FeatureSpec
 from graphbench.modules.heads import MLPHead
 from graphbench.modules.layers import GCNLayer, GINELayer
 from graphbench.modules.network import GraphNetwork

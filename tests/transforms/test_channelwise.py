@@ -6,7 +6,7 @@ import pytest
 import torch
 from torch_geometric.data import Batch, Data, InMemoryDataset
 
-from graphbench.errors import ConfigError
+from graphbench.run.errors import ConfigError
 from graphbench.transforms.channelwise import ChannelwiseNorm
 
 

@@ -13,7 +13,7 @@ import pytest
 import torch
 from torch_geometric.data import Data
 
-from graphbench.errors import ConfigError, DataError
+from graphbench.run.errors import ConfigError, DataError
 from graphbench.transforms import rewiring
 from graphbench.transforms.rewiring import RewireFeatureSimilarity
 

@@ -28,7 +28,7 @@ from torch_geometric.data import Data
 
 from graphbench.analysis.homophily import homophily_measures, homophily_table
 from graphbench.conf import CONFIG_DIR
-from graphbench.errors import ConfigError, GraphbenchError
+from graphbench.run.errors import ConfigError, GraphbenchError
 
 ANALYSES: tuple[str, ...] = ("homophily", "memorization", "igb-ranks")
 
@@ -68,7 +68,7 @@ def graph_of(datamodule: Any) -> Data:
 
 def load_graph(cfg: DictConfig) -> tuple[Data, Any]:
     """The graph of ``cfg.dataset`` (via :func:`graph_of`) and the dataset's ``DatasetInfo``."""
-    from graphbench.train import build_datamodule  # imported here: the training stack is heavy and not needed to parse arguments
+    from graphbench.build import build_datamodule  # imported here: the training stack is heavy and not needed to parse arguments
 
     datamodule = build_datamodule(cfg)
     datamodule.prepare_data()

@@ -39,7 +39,6 @@ from __future__ import annotations
 
 import csv
 import logging
-from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -47,18 +46,10 @@ from typing import Any
 import torch
 from omegaconf import DictConfig
 from torch import Tensor
-from torch_geometric.utils import degree, to_undirected
 
-from graphbench.analysis.label_disagreement import label_disagreement
-from graphbench.analysis.subset_training import CHECKPOINTS, node_datamodule, train_on_nodes
 from graphbench.data.splits import random_split_masks, stratified_split_masks
-from graphbench.errors import ConfigError
-from graphbench.instantiate import build
-from graphbench.loggers import SafeWandbLogger
-from graphbench.modules.network import count_parameters
-from graphbench.record import RunRecord, flat_config
-from graphbench.run_frame import RunFrame, record_raw_files, recorded_run
-from graphbench.train import network_builder, network_width
+from graphbench.run.errors import ConfigError
+from graphbench.run.loggers import SafeWandbLogger
 
 log = logging.getLogger(__name__)
 
@@ -98,7 +89,7 @@ class MemorizationProtocol:
     plots: bool
 
 
-def _check_fractions(fractions: Any, what: str) -> tuple[float, float, float]:
+def check_fractions(fractions: Any, what: str) -> tuple[float, float, float]:
     values = tuple(float(f) for f in fractions)
     if len(values) != 3 or any(f <= 0 for f in values) or abs(sum(values) - 1.0) > 1e-6:
         raise ConfigError(f"task.{what} must be three positive fractions summing to 1, got {list(fractions)}")
@@ -116,8 +107,8 @@ def memorization_sets(
     :func:`~graphbench.data.splits.stratified_split_masks`, else uniformly), the training nodes
     shuffled into :math:`S_S` (``int(a n)`` nodes), :math:`S_C` (``int(b n)``) and :math:`S_I` (the rest),
     and the control: ``|S_C|`` test nodes drawn at random."""
-    split_fractions = _check_fractions(split_fractions, "split_fractions")
-    subset_fractions = _check_fractions(subset_fractions, "subset_fractions")
+    split_fractions = check_fractions(split_fractions, "split_fractions")
+    subset_fractions = check_fractions(subset_fractions, "subset_fractions")
     n = labels.numel()
     if stratified:
         masks = stratified_split_masks(labels, split_fractions, seed)
@@ -172,166 +163,13 @@ def accuracy(probabilities: Tensor, labels: Tensor, nodes: Tensor) -> float:
     return float((probabilities[nodes].argmax(dim=-1) == labels[nodes]).float().mean())
 
 
-def run_memorization(
-    cfg: DictConfig,
-    *,
-    tau: float = 0.5,
-    num_seeds: int = 3,
-    split_fractions: Any = (0.6, 0.2, 0.2),
-    subset_fractions: Any = (0.5, 0.25, 0.25),
-    stratified: bool = True,
-    knn_k: int = 3,
-    checkpoint: str = "best",
-    plots: bool = True,
-    overrides: Sequence[str] = (),
-) -> RunRecord:
-    """The ``task=memorization`` entry point (``conf/task/memorization.yaml``); returns the run's record,
-    which is also in ``<paths.output_dir>/results.json``. The node split is drawn with ``cfg.seed``; the
-    models of replicate ``cfg.seed`` use the seeds ``cfg.seed * num_seeds + i``, ``i < num_seeds``.
-    ``overrides``: Hydra's task overrides, recorded in the run's provenance."""
-    if checkpoint not in CHECKPOINTS:
-        raise ConfigError(f"task.checkpoint={checkpoint!r} is not valid; valid: {list(CHECKPOINTS)}")
-    if isinstance(num_seeds, bool) or not isinstance(num_seeds, int) or num_seeds < 1:
-        raise ConfigError(f"task.num_seeds must be a positive integer, got {num_seeds!r}")
-    if not isinstance(tau, (int, float)) or isinstance(tau, bool):
-        raise ConfigError(f"task.tau must be a number, got {tau!r}")
-
-    protocol = MemorizationProtocol(
-        float(tau),
-        num_seeds,
-        _check_fractions(split_fractions, "split_fractions"),
-        _check_fractions(subset_fractions, "subset_fractions"),
-        bool(stratified),
-        knn_k,
-        checkpoint,
-        bool(plots),
-    )
-
-    def body(cfg: DictConfig, record: RunRecord, frame: RunFrame) -> None:
-        _memorization(cfg, record, frame.output_dir, frame.loggers, protocol)
-
-    return recorded_run(cfg, body, overrides=overrides)
-
-
-def _memorization(
-    cfg: DictConfig,
-    record: RunRecord,
-    output_dir: Path,
-    loggers: list[Any],
-    protocol: MemorizationProtocol,
-) -> None:
-    tau, num_seeds, knn_k = protocol.tau, protocol.num_seeds, protocol.knn_k
-    datamodule = node_datamodule(cfg)
-    record_raw_files(record, datamodule)
-    graph = datamodule.graph
-    assert graph is not None
-    labels = graph.y.view(-1).long()
-    n = labels.numel()
-    sets = memorization_sets(labels, protocol.split_fractions, protocol.subset_fractions, int(cfg.seed), protocol.stratified)
-    loggers.extend(build(c, f"logger.{k}") for k, c in (cfg.get("logger") or {}).items() if c)
-    for lg in loggers:
-        lg.log_hyperparams(flat_config(record.config or {}))
-    info = datamodule.info
-    make_network = network_builder(cfg, info)
-    record.hidden_dim = network_width(cfg, make_network)
-    record.num_params = count_parameters(make_network(record.hidden_dim))
-    log.info(
-        "memorization: |S_S|=%d |S_C|=%d |S_I|=%d, control %d test nodes, %d val nodes, %d seeds per model",
-        len(sets.shared),
-        len(sets.candidate),
-        len(sets.independent),
-        len(sets.control),
-        len(sets.val),
-        num_seeds,
-    )
-
-    def mask(*parts: Tensor) -> Tensor:
-        out = torch.zeros(n, dtype=torch.bool, device=labels.device)
-        for part in parts:
-            out[part] = True
-        return out
-
-    val_mask = mask(sets.val)
-    probs: dict[str, list[Tensor]] = {"f": [], "g": []}
-    for i in range(num_seeds):
-        seed = int(cfg.seed) * num_seeds + i
-        for name, train_nodes in (("f", mask(sets.shared, sets.candidate)), ("g", mask(sets.shared, sets.independent))):
-            log.info("training model %s, seed %d (%d nodes)", name, seed, int(train_nodes.sum()))
-            probs[name].append(
-                train_on_nodes(
-                    cfg, train_nodes, val_mask, seed, output_dir / f"model_{name}_seed{seed}", datamodule, protocol.checkpoint
-                )
-            )
-    probs_f, probs_g = torch.stack(probs["f"]), torch.stack(probs["g"])
-    mem = memorization_scores(probs_f, probs_g, labels)
-    p_f = true_label_probability(probs_f, labels).mean(dim=0)
-    p_g = true_label_probability(probs_g, labels).mean(dim=0)
-
-    reference = torch.cat([sets.shared, sets.candidate])
-    undirected = to_undirected(graph.edge_index, num_nodes=n)
-    node_degree = degree(undirected[0], num_nodes=n).long()
-    rows: list[dict[str, Any]] = []
-    lds_of: dict[str, Tensor] = {}
-    for name in SETS:
-        nodes = sets.of(name)
-        lds_of[name] = label_disagreement(graph.x, labels, nodes, reference, knn_k)
-        for j, v in enumerate(nodes.tolist()):
-            rows.append(
-                {
-                    "node": v,
-                    "set": name,
-                    "label": int(labels[v]),
-                    "mem": float(mem[v]),
-                    "degree": int(node_degree[v]),
-                    "LDS": float(lds_of[name][j]),
-                    "p_f": float(p_f[v]),
-                    "p_g": float(p_g[v]),
-                }
-            )
-    write_csv(output_dir / CSV_FILENAME, rows)
-
-    candidate_mem = mem[sets.candidate]
-    memorized = candidate_mem > tau
-    metrics: dict[str, float | None] = {
-        "memorization/rate": memorization_rate(candidate_mem, tau),
-        "memorization/rate_control": memorization_rate(mem[sets.control], tau),
-        "lds/candidate_memorized": _mean(lds_of["candidate"][memorized]),
-        "lds/candidate_not_memorized": _mean(lds_of["candidate"][~memorized]),
-    }
-    for name in SETS:
-        metrics[f"memorization/mean_{name}"] = _mean(mem[sets.of(name)])
-    for name, stacked in (("f", probs_f), ("g", probs_g)):
-        per_seed = torch.tensor([accuracy(p, labels, sets.test) for p in stacked])
-        metrics[f"test/accuracy_{name}"] = float(per_seed.mean())
-        metrics[f"test/accuracy_{name}_std"] = float(per_seed.std(unbiased=False))
-        metrics[f"val/accuracy_{name}"] = float(torch.tensor([accuracy(p, labels, sets.val) for p in stacked]).mean())
-    record.metrics = metrics
-    record.monitor, record.metric, record.higher_is_better = "memorization/rate", "memorization_rate", False
-    log.info(
-        "memorization rate (tau=%g): candidates %.1f%%, control %.1f%%; test accuracy f %.4f, g %.4f",
-        tau,
-        100 * metrics["memorization/rate"],  # type: ignore[operator]
-        100 * metrics["memorization/rate_control"],  # type: ignore[operator]
-        metrics["test/accuracy_f"],
-        metrics["test/accuracy_g"],
-    )
-    for lg in loggers:
-        lg.log_metrics({k: v for k, v in metrics.items() if v is not None})
-    if protocol.plots:
-        from graphbench.analysis.memorization_plots import plot_histogram
-
-        scores = {name: [r["mem"] for r in rows if r["set"] == name] for name in SETS}
-        path = plot_histogram(scores, tau, output_dir / HISTOGRAM_FILENAME, title=_title(cfg))
-        log_image(loggers, "memorization/histogram", path)
-
-
-def _title(cfg: DictConfig) -> str:
+def plot_title(cfg: DictConfig) -> str:
     homophily = cfg.dataset.get("homophily")
     where = f"{cfg.dataset.name}" + (f" h={homophily}" if homophily is not None else "")
     return f"{cfg.model.name} on {where}"
 
 
-def _mean(values: Tensor) -> float | None:
+def mean_or_none(values: Tensor) -> float | None:
     return float(values.float().mean()) if values.numel() else None
 
 

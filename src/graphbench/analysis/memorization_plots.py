@@ -17,7 +17,7 @@ import matplotlib
 matplotlib.use("Agg")
 import matplotlib.pyplot as plt
 
-from graphbench.record import RESULTS_FILENAME, RunRecord
+from graphbench.run.record import RESULTS_FILENAME, RunRecord
 
 #: colours of the node sets in the histograms
 SET_COLOURS: dict[str, str] = {"shared": "tab:gray", "candidate": "tab:red", "independent": "tab:blue", "control": "tab:green"}

@@ -40,25 +40,14 @@ from __future__ import annotations
 import csv
 import logging
 import math
-from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
 
 import torch
-from omegaconf import DictConfig
 from torch import Tensor
-from torch_geometric.utils import degree, index_to_mask, to_undirected
 from torchmetrics.functional.classification import binary_auroc, binary_roc
 
-from graphbench.analysis.subset_training import node_datamodule, train_on_nodes
-from graphbench.errors import ConfigError
-from graphbench.info import SPLITS
-from graphbench.instantiate import build
-from graphbench.modules.network import count_parameters
-from graphbench.record import RunRecord, flat_config
-from graphbench.run_frame import RunFrame, record_raw_files, recorded_run
-from graphbench.train import network_builder, network_width
+from graphbench.run.errors import ConfigError
 
 log = logging.getLogger(__name__)
 
@@ -235,85 +224,3 @@ def write_node_csv(path: Path, nodes: Tensor, labels: Tensor, degrees: Tensor, p
 #: the per-node table and the raw shadow confidences, in the run directory
 NODE_CSV: str = "mia.csv"
 CONFIDENCES_FILE: str = "mia_confidences.pt"
-
-
-def mia(
-    cfg: DictConfig,
-    *,
-    num_shadows: int = 16,
-    global_variance: bool = False,
-    checkpoint: str = "best",
-    overrides: Sequence[str] = (),
-) -> RunRecord:
-    """The ``mia`` task (``python run.py task=mia``): LiRA against the configured model on the configured
-    one-graph dataset, as the module docstring describes. Shadow model ``k`` trains with seed
-    ``cfg.seed + k`` under ``<run dir>/shadows/<k>/``; membership is drawn with ``cfg.seed``. Every model
-    predicts with its ``checkpoint`` weights: ``best`` (validation) or ``last`` (epoch).
-
-    Writes ``results.json`` (metrics ``mia_auc``, ``mia_tpr_at_1pct_fpr`` and their ``mia_offline_*``
-    counterparts, and ``{train,val,test}/accuracy``: the shadows' mean accuracy on their own training
-    nodes, the validation nodes and the never-trained test nodes), ``mia.csv`` (:func:`write_node_csv`)
-    and ``mia_confidences.pt`` (pool nodes, membership, confidences). Like :func:`graphbench.train.train`
-    it never raises for a run that went wrong: the record's ``status`` says what happened. ``overrides``:
-    Hydra's task overrides, recorded in the run's provenance."""
-
-    def body(cfg: DictConfig, record: RunRecord, frame: RunFrame) -> None:
-        _attack(cfg, record, frame.output_dir, frame.loggers, num_shadows, global_variance, checkpoint)
-
-    return recorded_run(cfg, body, overrides=overrides)
-
-
-def _attack(
-    cfg: DictConfig,
-    record: RunRecord,
-    output_dir: Path,
-    loggers: list[Any],
-    num_shadows: int,
-    global_variance: bool,
-    checkpoint: str,
-) -> None:
-    datamodule = node_datamodule(cfg)
-    record_raw_files(record, datamodule)
-    graph = datamodule.graph
-    assert graph is not None
-    pool = graph.train_mask.nonzero().view(-1)
-    val_mask, test_mask = graph.val_mask.clone(), graph.test_mask.clone()
-    keep = shadow_membership(num_shadows, pool.numel(), int(cfg.seed))
-    loggers.extend(build(c, f"logger.{k}") for k, c in (cfg.get("logger") or {}).items() if c)
-    for lg in loggers:
-        lg.log_hyperparams(flat_config(record.config or {}))
-    info = datamodule.info
-    make_network = network_builder(cfg, info)
-    record.hidden_dim = network_width(cfg, make_network)
-    record.num_params = count_parameters(make_network(record.hidden_dim))
-    record.monitor, record.metric, record.higher_is_better = "mia_auc", "auc", True
-    log.info("LiRA: %d shadow models, candidate pool of %d training nodes", num_shadows, pool.numel())
-
-    probs, accuracy = [], {split: [] for split in SPLITS}
-    for k in range(num_shadows):
-        train_mask = index_to_mask(pool[keep[k]], graph.num_nodes)
-        shadow_dir = output_dir / "shadows" / str(k)
-        p = train_on_nodes(cfg, train_mask, val_mask, int(cfg.seed) + k, shadow_dir, datamodule=datamodule, checkpoint=checkpoint)
-        correct = p.argmax(dim=-1) == graph.y
-        for split, mask in zip(SPLITS, (train_mask, val_mask, test_mask)):
-            accuracy[split].append(float(correct[mask].float().mean()))
-        log.info("shadow %d/%d: test accuracy %.4f", k + 1, num_shadows, accuracy["test"][-1])
-        probs.append(p[pool])
-    phi = logit_confidence(torch.stack(probs), graph.y[pool])
-    online = leave_one_out_scores(phi, keep, global_variance)
-    offline = leave_one_out_scores(phi, keep, global_variance, offline=True)
-    metrics: dict[str, float | None] = {f"{split}/accuracy": sum(v) / len(v) for split, v in accuracy.items()}
-    for prefix, scores in (("mia", online), ("mia_offline", offline)):
-        summary = roc_summary(scores, keep)
-        metrics[f"{prefix}_auc"] = summary["auc"]
-        metrics[f"{prefix}_tpr_at_1pct_fpr"] = summary["tpr_at_low_fpr"]
-    record.metrics = metrics
-    log.info(
-        "LiRA: AUC %.4f, TPR %.4f at 1%% FPR (offline: AUC %.4f, TPR %.4f)",
-        *(metrics[f"{prefix}_{name}"] for prefix in ("mia", "mia_offline") for name in ("auc", "tpr_at_1pct_fpr")),
-    )
-    for lg in loggers:
-        lg.log_metrics({k: v for k, v in metrics.items() if v is not None})
-    degrees = degree(to_undirected(graph.edge_index, num_nodes=graph.num_nodes)[0], graph.num_nodes).long()
-    write_node_csv(output_dir / NODE_CSV, pool, graph.y[pool], degrees[pool], phi, keep, online)
-    torch.save({"nodes": pool, "keep": keep, "phi": phi, "score": online}, output_dir / CONFIDENCES_FILE)

@@ -4,7 +4,7 @@ The building block of the analyses that compare models trained on different node
 memorization score of NCMemo (Jamadandi et al., "Memorization in Graph Neural Networks"; models
 ``f`` on :math:`S_S \\cup S_C` and ``g`` on :math:`S_S \\cup S_I`) and the shadow models of LiRA
 (Carlini et al. 2022). The model, head, normalization, optimizer, scheduler and trainer are those of
-the composed config, built as :func:`graphbench.train.train` builds them; only the split differs.
+the composed config, built as :func:`graphbench.tasks.train.train` builds them; only the split differs.
 """
 
 from __future__ import annotations
@@ -17,18 +17,18 @@ from lightning.pytorch.callbacks import ModelCheckpoint
 from omegaconf import DictConfig, OmegaConf
 from torch import Tensor
 
+from graphbench.build import build_datamodule, build_task_module, network_builder, network_width, show_progress_bar
 from graphbench.callbacks.divergence import DivergenceGuard
-from graphbench.config_checks import check_config
+from graphbench.config.checks import check_config
+from graphbench.config.instantiate import build
 from graphbench.data.datamodules.node_level import NodeLevelDataModule
-from graphbench.errors import ConfigError
-from graphbench.info import DatasetInfo
-from graphbench.instantiate import build
-from graphbench.train import build_datamodule, build_task_module, network_builder, network_width, show_progress_bar
+from graphbench.data.info import DatasetInfo
+from graphbench.run.checkpoints import CHECKPOINTS
+from graphbench.run.errors import ConfigError
 
 #: the best-validation weights of one subset model, under its ``run_dir``
 BEST_CHECKPOINT: str = "best.ckpt"
 #: which weights predict: the best-validation epoch's, or the last epoch's
-CHECKPOINTS: tuple[str, ...] = ("best", "last")
 
 
 def node_datamodule(cfg: DictConfig) -> NodeLevelDataModule:
@@ -68,7 +68,7 @@ def train_on_nodes(
     be passed to reuse a loaded dataset across calls; its masks are replaced. ``checkpoint="last"``
     predicts with the last epoch's weights instead of the best-validation ones. Raises
     :class:`~graphbench.callbacks.divergence.Diverged` when training diverges and
-    :class:`~graphbench.errors.ConfigError` on bad masks or a dataset that is not one multiclass graph.
+    :class:`~graphbench.run.errors.ConfigError` on bad masks or a dataset that is not one multiclass graph.
     """
     if checkpoint not in CHECKPOINTS:
         raise ConfigError(f"checkpoint={checkpoint!r} is not valid; valid: {list(CHECKPOINTS)}")

@@ -8,15 +8,7 @@ from typing import Any
 import lightning as L
 import torch
 
-from graphbench.errors import GraphbenchError
-
-
-class Diverged(GraphbenchError):
-    """The training loss (or the validation loss) became NaN or infinite."""
-
-    def __init__(self, epoch: int, what: str) -> None:
-        super().__init__(f"{what} is not finite at epoch {epoch}")
-        self.epoch = epoch
+from graphbench.run.errors import Diverged
 
 
 def _finite(value: torch.Tensor) -> bool:

@@ -10,7 +10,7 @@ from typing import Any
 import lightning as L
 from lightning.pytorch.callbacks import Checkpoint, ModelCheckpoint
 
-log = logging.getLogger("graphbench.train")
+log = logging.getLogger("graphbench.tasks.train")
 
 
 class EpochHistory(Checkpoint):

@@ -23,8 +23,8 @@ from torch import Tensor, nn
 from torch.func import functional_call, vjp, vmap
 from torch_geometric.utils import add_self_loops, degree, remove_self_loops, to_undirected
 
-from graphbench.data.store.batching import GraphIds
-from graphbench.errors import ConfigError
+from graphbench.data.store.loader import GraphIds
+from graphbench.run.errors import ConfigError
 
 
 @contextmanager

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import lightning as L
 
-from graphbench.errors import ConfigError
 from graphbench.modules.network import count_parameters
+from graphbench.run.errors import ConfigError
 
 
 class ParameterBudget(L.Callback):

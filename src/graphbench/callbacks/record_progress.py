@@ -7,7 +7,7 @@ from lightning.pytorch.callbacks import Checkpoint
 
 from graphbench.callbacks.history import EpochHistory
 from graphbench.callbacks.resources import ResourceTracker
-from graphbench.record import RunRecord
+from graphbench.run.record import RunRecord
 
 
 def fill_from_history(record: RunRecord, history: EpochHistory, tracker: ResourceTracker | None = None) -> None:

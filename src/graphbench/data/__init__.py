@@ -8,6 +8,6 @@
 - :mod:`graphbench.data.io`: the data root, raw-file checks and downloads, safe loaders.
 - :mod:`graphbench.data.splits`: folds, split index arrays, random node splits.
 
-The facts a dataset hands the model and the metrics (:class:`~graphbench.info.DatasetInfo`) live in
-:mod:`graphbench.info`, outside this package.
+The facts a dataset hands the model and the metrics (:class:`~graphbench.data.info.DatasetInfo`) live in
+:mod:`graphbench.data.info`, outside this package.
 """

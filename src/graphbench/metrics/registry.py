@@ -14,7 +14,7 @@ from dataclasses import dataclass
 from torchmetrics import MeanAbsoluteError, MeanSquaredError, Metric
 from torchmetrics.classification import MulticlassAccuracy, MulticlassF1Score
 
-from graphbench.info import DatasetInfo
+from graphbench.data.info import DatasetInfo
 from graphbench.metrics.accuracy import LogitBinaryAccuracy
 from graphbench.metrics.f1 import LogitBinaryF1
 from graphbench.metrics.hits import HitsAtK

@@ -6,7 +6,7 @@ import torch
 from ogb.graphproppred.mol_encoder import AtomEncoder, BondEncoder
 from torch import Tensor, nn
 
-from graphbench.info import FeatureSpec
+from graphbench.data.info import FeatureSpec
 
 
 class CategoricalEncoder(nn.Module):

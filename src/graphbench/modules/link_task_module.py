@@ -11,12 +11,12 @@ from torch.nn import functional as F
 from torch.optim import Optimizer
 from torch_geometric.data import Batch
 
-from graphbench.errors import ConfigError
-from graphbench.info import DatasetInfo
+from graphbench.data.info import DatasetInfo
 from graphbench.metrics.mrr import link_ranks
 from graphbench.modules.losses import pos_neg_bce
 from graphbench.modules.schedulers import SchedulerSpec
 from graphbench.modules.task_module import GraphTaskModule
+from graphbench.run.errors import ConfigError
 
 #: how pairs are trained and evaluated (see :class:`LinkTaskModule`)
 PROTOCOLS: tuple[str, ...] = ("classification", "hits", "ranking")

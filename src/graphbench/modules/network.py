@@ -9,7 +9,7 @@ from torch import Tensor, nn
 from torch_geometric.data import Batch
 from torch_geometric.nn import global_add_pool, global_max_pool, global_mean_pool
 
-from graphbench.info import DatasetInfo, FeatureSpec
+from graphbench.data.info import DatasetInfo, FeatureSpec
 from graphbench.modules.activations import make_activation
 from graphbench.modules.encoders import make_feature_encoder
 from graphbench.modules.propagation import EdgePlan, PlanMemo

@@ -12,11 +12,12 @@ from torch.optim import Optimizer
 from torch_geometric.data import Batch
 from torchmetrics import MaxMetric, MeanMetric, MinMetric
 
-from graphbench.errors import ConfigError
-from graphbench.info import SPLITS, DatasetInfo
+from graphbench.data.info import DatasetInfo
 from graphbench.metrics.registry import make_metric
 from graphbench.modules.losses import ConsistencyLoss
 from graphbench.modules.schedulers import SchedulerSpec
+from graphbench.run.errors import ConfigError
+from graphbench.run.record import SPLITS
 
 
 class GraphTaskModule(L.LightningModule):
@@ -42,7 +43,7 @@ class GraphTaskModule(L.LightningModule):
     Evaluation is one forward pass, as without it.
 
     ``config`` (the run's composed config, resolved) is saved with ``save_hyperparameters``, so every
-    checkpoint says what it is (:mod:`graphbench.checkpoints`). The test loop scores :attr:`test_split`
+    checkpoint says what it is (:mod:`graphbench.run.checkpoints`). The test loop scores :attr:`test_split`
     (``test``; ``task=eval`` points it at train and val as well), logging ``{test_split}/*``.
     """
 
@@ -59,8 +60,8 @@ class GraphTaskModule(L.LightningModule):
     ) -> None:
         super().__init__()
         # the run's composed config in the checkpoint (hyper_parameters["config"]), so that a checkpoint says
-        # what it is and task=eval rebuilds its network (graphbench.checkpoints); the loggers get the
-        # config from the run itself, flat (graphbench.train)
+        # what it is and task=eval rebuilds its network (graphbench.run.checkpoints); the loggers get the
+        # config from the run itself, flat (graphbench.tasks.train)
         self.save_hyperparameters("config", logger=False)
         if consistency is not None and info.task_type != "multiclass":
             raise ConfigError(
@@ -82,7 +83,7 @@ class GraphTaskModule(L.LightningModule):
         self.val_best = MaxMetric() if info.higher_is_better else MinMetric()
         self.val_best.persistent(True)  # in the checkpoint, so a resumed run keeps its best-so-far
         self.stop_below_lr: float | None = None
-        #: the split Lightning's test loop scores: ``test``, or another one for ``task=eval`` (graphbench.evaluate)
+        #: the split Lightning's test loop scores: ``test``, or another one for ``task=eval`` (graphbench.tasks.evaluate)
         self.test_split: str = "test"
 
     def forward(self, batch: Batch) -> Tensor:

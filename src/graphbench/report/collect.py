@@ -34,7 +34,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from graphbench.record import RESULTS_FILENAME, RunRecord
+from graphbench.run.record import RESULTS_FILENAME, RunRecord
 
 #: Top-level config keys that never distinguish configurations: ``seed`` is the
 #: replicate axis, ``run_name`` is derived from it (named here for results.json files
@@ -83,7 +83,7 @@ class ReportInputError(Exception):
 @dataclass(frozen=True)
 class Run:
     """One training run: its directory, its status and its ``results.json`` read as a
-    :class:`~graphbench.record.RunRecord` (``None`` when the file could not be read)."""
+    :class:`~graphbench.run.record.RunRecord` (``None`` when the file could not be read)."""
 
     path: Path
     status: str

@@ -2,7 +2,7 @@
 of runs aggregated together) whose runs came from different code or package versions.
 
 A run's code is its commit (``+dirty <diff hash>`` when the checkout had edits), or the installed
-graphbench version when it ran outside a checkout (:attr:`graphbench.provenance.CodeVersion.short`);
+graphbench version when it ran outside a checkout (:attr:`graphbench.run.provenance.CodeVersion.short`);
 its packages are the versions in ``results.json``'s ``provenance.packages``. Runs written before
 schema version 3 have no provenance: they are counted, never guessed.
 """
@@ -12,8 +12,8 @@ from __future__ import annotations
 from collections import Counter
 from collections.abc import Sequence
 
-from graphbench.provenance import Provenance
 from graphbench.report.collect import Block, Group, Run
+from graphbench.run.provenance import Provenance
 
 #: the packages the table's line names, with how it names them
 LINE_PACKAGES: dict[str, str] = {"torch": "torch", "torch_geometric": "PyG", "lightning": "Lightning"}

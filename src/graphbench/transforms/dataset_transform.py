@@ -7,7 +7,7 @@ from __future__ import annotations
 from omegaconf import DictConfig
 from torch_geometric.transforms import BaseTransform, Compose
 
-from graphbench.instantiate import METADATA_KEYS, build
+from graphbench.config.instantiate import METADATA_KEYS, build
 
 
 def dataset_transform(cfg: DictConfig) -> BaseTransform | None:

@@ -15,7 +15,7 @@ from torch import Tensor
 from torch_geometric.data import Data
 from torch_geometric.transforms import BaseTransform
 
-from graphbench.processes import map_chunks, usable_cores
+from graphbench.run.processes import map_chunks, usable_cores
 from graphbench.transforms.precompute import CollatedGraphs, attach, num_nodes
 
 
@@ -61,7 +61,7 @@ class LapPE(BaseTransform):
     ``[N, k]``: the eigenvalue of column :math:`j` repeated on every node, so it batches
     node-wise). SciPy's LAPACK calls hold the GIL, so :meth:`transform_many` and
     :meth:`transform_collated` spread chunks of graphs over forked processes
-    (:func:`graphbench.processes.map_chunks`).
+    (:func:`graphbench.run.processes.map_chunks`).
 
     Args:
         k (int): Number of non-trivial eigenvectors.

@@ -5,7 +5,7 @@ similar labels.
 
 Selected with ``+transform=rewire_feature_similarity`` (``conf/transform/``); the DataModule applies
 it once, before any positional encoding, and caches the rewired data like a PE
-(:func:`graphbench.train.build_datamodule`).
+(:func:`graphbench.tasks.train.build_datamodule`).
 """
 
 from __future__ import annotations
@@ -16,7 +16,7 @@ from torch_geometric.data import Data
 from torch_geometric.transforms import BaseTransform
 from torch_geometric.utils import coalesce
 
-from graphbench.errors import ConfigError, DataError
+from graphbench.run.errors import ConfigError, DataError
 
 MODES: tuple[str, ...] = ("add", "delete", "both")
 #: the most similarity entries scored at once when searching the non-edges (rows are chunked)

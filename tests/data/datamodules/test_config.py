@@ -8,7 +8,7 @@ from omegaconf import OmegaConf
 
 from graphbench.data.datamodules import NodeLevelDataModule
 from graphbench.data.datamodules.config import datamodule_arguments, init_parameters, source_knobs
-from graphbench.errors import ConfigError
+from graphbench.run.errors import ConfigError
 
 
 def dataset_node(**extra: object):
@@ -65,7 +65,7 @@ def test_a_node_without_source_or_importable_target_is_a_config_error() -> None:
 
 def test_feature_norm_is_a_flat_knob_of_every_dataset(compose_cfg) -> None:
     """`dataset.feature_norm=channelwise`, as the README writes it, reaches the DataModule."""
-    from graphbench.train import build_datamodule
+    from graphbench.build import build_datamodule
 
     for name in ("cycles", "cora", "pascalvoc-sp", "tsp"):
         cfg = compose_cfg([f"dataset={name}", "dataset.feature_norm=channelwise"])

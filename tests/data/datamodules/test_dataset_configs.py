@@ -10,8 +10,8 @@ import pytest
 from omegaconf import DictConfig, OmegaConf
 
 from graphbench.data.datamodules.config import source_knobs
-from graphbench.errors import DataError
-from graphbench.train import build_datamodule
+from graphbench.run.errors import DataError
+from graphbench.build import build_datamodule
 from tests.paths import CONF
 
 DATASETS = {  # name: (DataModule, source, facts known without reading data: level, num_outputs, node feature kind)

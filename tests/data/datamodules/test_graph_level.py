@@ -14,8 +14,8 @@ from graphbench.data.datamodules import GraphLevelDataModule
 from graphbench.data.io.raw_root import RawRoot
 from graphbench.data.sources.base import Source
 from graphbench.data.store.graph_store import GraphStore
-from graphbench.errors import ConfigError, DataError
-from graphbench.info import DataFacts, FeatureSpec
+from graphbench.run.errors import ConfigError, DataError
+from graphbench.data.info import DataFacts, FeatureSpec
 
 
 class ToySource(Source):
@@ -166,7 +166,7 @@ def test_batches_stay_as_they_are_on_the_cpu_and_move_elsewhere(tmp_path: Path) 
 
 @pytest.mark.parametrize("feature_norm", ["none", "channelwise"])
 def test_batches_gathered_on_the_device_are_the_cpu_loaders_batches(tmp_path: Path, feature_norm: str) -> None:
-    from graphbench.data.store.batching import GraphIds
+    from graphbench.data.store.loader import GraphIds
     from tests.data.store.test_batching import assert_same_batch
 
     plain, on_device = (make(tmp_path, feature_norm=feature_norm, batch_on_device=flag) for flag in (False, True))

@@ -16,8 +16,8 @@ from graphbench.data.io.raw_root import RawRoot
 from graphbench.data.sources.base import OneGraphNodeSource, Source
 from graphbench.data.store.collate import collate
 from graphbench.data.store.graph_store import GraphStore
-from graphbench.errors import ConfigError
-from graphbench.info import DataFacts, FeatureSpec
+from graphbench.run.errors import ConfigError
+from graphbench.data.info import DataFacts, FeatureSpec
 
 COMMON: dict[str, Any] = dict(batch_size=2, task_type="multiclass", metric="accuracy", higher_is_better=True)
 

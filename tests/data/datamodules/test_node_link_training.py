@@ -1,4 +1,4 @@
-"""End to end through ``graphbench.train.train`` on fixtures: the node- and link-level datasets with
+"""End to end through ``graphbench.tasks.train.train`` on fixtures: the node- and link-level datasets with
 the GraphTaskModule / LinkTaskModule, as ``run.py`` runs them."""
 
 from __future__ import annotations
@@ -13,7 +13,7 @@ from omegaconf import DictConfig
 from graphbench.data.io.raw_files import RawFile
 from graphbench.data.sources.link import pcqm_contact
 from graphbench.modules.losses import BalancedBCEWithLogitsLoss
-from graphbench.train import train
+from graphbench.tasks.train import train
 from tests.data.sources.link.link_fixtures import write_ogbl_collab, write_pcqm_contact, write_tsp
 from tests.data.sources.node.planetoid_fixture import write_planetoid
 

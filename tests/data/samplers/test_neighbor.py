@@ -6,16 +6,8 @@ import pytest
 import torch
 from torch_geometric.data import Data
 
-from graphbench.data.samplers.base import SamplerContext, no_cache
-from graphbench.data.samplers.neighbor import (
-    TorchNeighborSampler,
-    choose_neighbors,
-    has_native_sampler,
-    node_neighbor_loader,
-    sample_neighbors,
-    segment_arange,
-    segment_ids,
-)
+from graphbench.data.samplers.context import SamplerContext, no_cache
+from graphbench.data.samplers.neighbor_loader import TorchNeighborSampler, choose_neighbors, has_native_sampler, node_neighbor_loader, sample_neighbors, segment_arange, segment_ids
 from graphbench.data.samplers.saint import CSCGraph
 
 

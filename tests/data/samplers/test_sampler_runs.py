@@ -11,7 +11,7 @@ import torch
 from torch import nn
 from torch_geometric.data import Data
 
-from graphbench.info import DatasetInfo, FeatureSpec
+from graphbench.data.info import DatasetInfo, FeatureSpec
 from graphbench.modules.task_module import GraphTaskModule
 from tests.e2e.test_cli import run_cli
 from tests.paths import SHARED_DATA

@@ -7,7 +7,7 @@ import pytest
 import torch
 from torch_geometric.data import Data
 
-from graphbench.data.store.batching import GraphIds, graph_loader
+from graphbench.data.store.loader import GraphIds, graph_loader
 from graphbench.data.store.device_store import DeviceStore
 from graphbench.data.store.encodings import precompute_store
 from graphbench.data.store.graph_store import GraphStore

@@ -3,12 +3,12 @@ inner loop of IGB's protocol (select the epoch on train/validation, retrain on a
 that many epochs, test), of ``task=iid_eval`` (once per subgraph) and of the ValidUtil probe
 (hundreds of short fits).
 
-Why not Lightning, as :func:`graphbench.train.train` and
+Why not Lightning, as :func:`graphbench.tasks.train.train` and
 :func:`graphbench.analysis.subset_training.train_on_nodes` use: these protocols fit on graphs that
 are not the dataset's (subgraphs, relabelled graphs), retrain for a fixed number of epochs, and fit
 hundreds of times on graphs of a few hundred nodes, where a Trainer's per-fit set-up costs more than
 the fit. The model, its width, the optimizer and the loss are the composed config's, built with
-:func:`graphbench.train.network_builder` as ``train`` builds them.
+:func:`graphbench.tasks.train.network_builder` as ``train`` builds them.
 """
 
 from __future__ import annotations
@@ -26,10 +26,10 @@ from torch import Tensor, nn
 from torch.optim import Optimizer
 from torch_geometric.data import Data
 
-from graphbench.errors import ConfigError
-from graphbench.info import DatasetInfo
-from graphbench.instantiate import METADATA_KEYS, build
-from graphbench.train import network_builder, network_width
+from graphbench.build import network_builder, network_width
+from graphbench.config.instantiate import METADATA_KEYS, build
+from graphbench.data.info import DatasetInfo
+from graphbench.run.errors import ConfigError
 
 
 @dataclass(frozen=True)
@@ -102,7 +102,7 @@ def fit(
 
     ``select=True``: ``epochs`` (default ``recipe.max_epochs``) epochs, validation accuracy after each,
     and the weights of the first best-validation epoch are the ones scored (the best-checkpoint rule of
-    :func:`graphbench.train.train`). ``select=False``: exactly ``epochs`` epochs, no validation, no early
+    :func:`graphbench.tasks.train.train`). ``select=False``: exactly ``epochs`` epochs, no validation, no early
     stopping; the last weights are scored. ``labels`` replaces ``graph.y`` as the training targets
     (ValidUtil's pseudo-labels); accuracies are always against ``graph.y``."""
     epochs = recipe.max_epochs if epochs is None else int(epochs)

@@ -20,7 +20,7 @@ from typing import Any
 from hydra.utils import get_class
 from omegaconf import DictConfig, OmegaConf
 
-from graphbench.errors import ConfigError
+from graphbench.run.errors import ConfigError
 
 #: keys of the dataset node that are not DataModule arguments: ``module`` configures the task module,
 #: ``literature`` lists published values for the report's paper column (graphbench.report.literature),

@@ -15,13 +15,14 @@ from torch_geometric.transforms import BaseTransform
 from graphbench.data.io.raw_manifest import RawManifest, load_or_build_from_raw
 from graphbench.data.io.raw_root import RawRoot
 from graphbench.data.sources.base import Source
-from graphbench.data.store.batching import GraphIds, graph_loader
+from graphbench.data.store.loader import GraphIds, graph_loader
 from graphbench.data.store.cache import cache_key, load_or_build
 from graphbench.data.store.device_store import DeviceStore
 from graphbench.data.store.graph_store import GraphStore
 from graphbench.data.store.sharding import Shard
-from graphbench.errors import ConfigError, DataError
-from graphbench.info import SPLITS, DatasetInfo, Level
+from graphbench.run.errors import ConfigError, DataError
+from graphbench.data.info import DatasetInfo, Level
+from graphbench.run.record import SPLITS
 from graphbench.transforms.channelwise import ChannelwiseNorm
 
 #: input-feature normalizations: ``channelwise`` standardizes every dense node/edge feature channel

@@ -12,9 +12,10 @@ from torch.utils.data import DataLoader
 from torch_geometric.data import Data
 
 from graphbench.data.datamodules.graph_level import GraphLevelDataModule
-from graphbench.data.samplers.base import FullBatch, Sampler, SamplerContext
+from graphbench.data.samplers.base import FullBatch, Sampler
+from graphbench.data.samplers.context import SamplerContext
 from graphbench.data.store.cache import load_or_build
-from graphbench.errors import ConfigError
+from graphbench.run.errors import ConfigError
 
 #: what a one-graph link source's graph carries besides the message-passing graph: the split's
 #: positive (and negative) pairs [2, E], and the attributes of the validation edges [E, F]

@@ -13,14 +13,15 @@ from torch.utils.data import DataLoader
 from torch_geometric.data import Batch, Data
 
 from graphbench.data.datamodules.graph_level import GraphLevelDataModule
-from graphbench.data.samplers.base import FullBatch, Sampler, SamplerContext
+from graphbench.data.samplers.base import FullBatch, Sampler
+from graphbench.data.samplers.context import SamplerContext
 from graphbench.data.sources.base import OneGraphNodeSource
 from graphbench.data.splits import IGB_FRACTIONS, random_split_masks
 from graphbench.data.store.cache import load_or_build
 from graphbench.data.store.full_batch import full_batch_loader
 from graphbench.data.store.graph_store import GraphStore
-from graphbench.errors import ConfigError
-from graphbench.info import SPLITS
+from graphbench.run.errors import ConfigError
+from graphbench.run.record import SPLITS
 
 #: the defaults of the options that only one-graph datasets have
 ONE_GRAPH_DEFAULTS: dict[str, Any] = {

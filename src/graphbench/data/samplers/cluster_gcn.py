@@ -22,8 +22,9 @@ from torch_geometric.data import Data
 from torch_geometric.loader import ClusterData, ClusterLoader
 from torch_geometric.utils import remove_self_loops, to_undirected
 
-from graphbench.data.samplers.base import Sampler, SamplerContext, positive_int
-from graphbench.errors import ConfigError
+from graphbench.data.samplers.base import Sampler
+from graphbench.data.samplers.context import SamplerContext, positive_int
+from graphbench.run.errors import ConfigError
 
 
 def metis_parts(edge_index: Tensor, num_nodes: int, num_parts: int, seed: int = 0) -> Tensor:

@@ -9,10 +9,10 @@ from typing import Any
 from hydra.utils import get_class
 from omegaconf import DictConfig
 
+from graphbench.config.instantiate import METADATA_KEYS, build
 from graphbench.data.datamodules.config import init_parameters
 from graphbench.data.samplers.base import Sampler
-from graphbench.errors import ConfigError
-from graphbench.instantiate import METADATA_KEYS, build
+from graphbench.run.errors import ConfigError
 
 
 def sampler_argument(cfg: DictConfig) -> dict[str, Any]:

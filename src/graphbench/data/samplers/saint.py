@@ -37,10 +37,11 @@ from torch_geometric.data import Data
 from torch_geometric.loader.utils import filter_data
 from torch_geometric.sampler.utils import to_csc
 
-from graphbench.data.samplers.base import Sampler, SamplerContext, positive_int
-from graphbench.data.samplers.neighbor import segment_arange, segment_ids
+from graphbench.data.samplers.base import Sampler
+from graphbench.data.samplers.context import SamplerContext, positive_int
+from graphbench.data.samplers.neighbor_loader import segment_arange, segment_ids
 from graphbench.data.store.sharding import Shard
-from graphbench.errors import ConfigError
+from graphbench.run.errors import ConfigError
 
 log = logging.getLogger(__name__)
 

@@ -31,8 +31,9 @@ from torch_geometric.data import Data
 
 from graphbench.data.io.raw_root import RawRoot
 from graphbench.data.store.graph_store import GraphStore
-from graphbench.errors import DataError
-from graphbench.info import SPLITS, DataFacts, FeatureSpec, Level
+from graphbench.run.errors import DataError
+from graphbench.data.info import DataFacts, FeatureSpec, Level
+from graphbench.run.record import SPLITS
 
 
 class Source(ABC):

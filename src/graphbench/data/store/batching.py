@@ -1,22 +1,21 @@
-"""Mini-batches gathered from a :class:`GraphStore` in bulk.
+"""Mini-batches gathered from a ``GraphStore`` in bulk.
 
 PyG's ``DataLoader`` builds every mini-batch from one ``Data`` object per graph: the dataset
 returns ``B`` objects and ``Batch.from_data_list`` concatenates them attribute by attribute. A
-:class:`GraphStore` already holds every attribute of every graph concatenated, so a mini-batch is
+``GraphStore`` already holds every attribute of every graph concatenated, so a mini-batch is
 one ``index_select`` per attribute: :func:`gather_batch` builds, from the row ranges of the chosen
 graphs, exactly the ``Batch`` that ``Batch.from_data_list`` returns (same attributes, ``batch`` and
 ``ptr`` vectors, ``_slice_dict`` and ``_inc_dict``, so ``batch.get_example(i)`` works).
 
-The gather runs on whatever device the store's tensors and the ids are on: with ``ids_only``,
-:func:`graph_loader` yields only each batch's :class:`GraphIds`, and the batch is gathered where
-the model trains, from a copy of the store kept there (:mod:`graphbench.data.store.device_store`).
+The gather runs on whatever device the store's tensors and the ids are on (the loaders of
+:mod:`graphbench.data.store.loader` can hand out ids only, for the batch to be gathered where the
+model trains: :mod:`graphbench.data.store.device_store`).
 """
 
 from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import TYPE_CHECKING
 
 import torch
 from torch import Tensor
@@ -24,10 +23,6 @@ from torch.utils.data import DataLoader
 from torch_geometric.data import Batch, Data
 from torch_geometric.utils import cumsum
 
-from graphbench.data.store.sharding import Shard, eval_share, train_sampler
-
-if TYPE_CHECKING:
-    from graphbench.data.store.graph_store import GraphStore
 
 
 @dataclass(frozen=True)
@@ -101,64 +96,3 @@ def gather_batch(data: Data, slices: dict[str, Tensor], columns: Sequence[Column
     out._slice_dict = slice_dict
     out._inc_dict = inc_dict
     return out
-
-
-@dataclass(frozen=True)
-class GraphIds:
-    """A mini-batch not yet gathered: the indices of its graphs in the whole dataset, in batch order."""
-
-    ids: Tensor
-
-
-class IdsCollater:
-    """The ``collate_fn`` of :func:`graph_loader` with ``ids_only``: positions in a store view -> the
-    :class:`GraphIds` of those graphs (the batch is gathered later, on the training device)."""
-
-    def __init__(self, store: GraphStore) -> None:
-        self.store = store
-
-    def __call__(self, positions: list[int]) -> GraphIds:
-        return GraphIds(self.store.graph_ids(positions))
-
-
-class StoreCollater:
-    """The ``collate_fn`` of :func:`graph_loader`: positions in a store view -> their ``Batch``."""
-
-    def __init__(self, store: GraphStore) -> None:
-        self.store = store
-
-    def __call__(self, positions: list[int]) -> Batch:
-        return self.store.batch(positions)
-
-
-def graph_loader(
-    store: GraphStore,
-    batch_size: int,
-    shuffle: bool,
-    num_workers: int = 0,
-    shard: Shard | None = None,
-    seed: int = 0,
-    ids_only: bool = False,
-) -> DataLoader:
-    """Mini-batches of ``store``: the same graphs in the same order as PyG's
-    ``DataLoader(store, batch_size, shuffle)`` (the sampler draws positions alike), each batch
-    gathered in bulk by :meth:`GraphStore.batch`, or with ``ids_only`` left as its
-    :class:`GraphIds` for a :class:`~graphbench.data.store.device_store.DeviceStore` to gather. In a
-    data-parallel run (``shard``), this rank's part only: a padded, ``seed``-ed permutation for
-    training, an unpadded contiguous share for evaluation (:mod:`graphbench.data.store.sharding`)."""
-    positions: Sequence[int] = range(len(store))
-    sampler = None
-    if shard is not None and shard.distributed:
-        if shuffle:
-            sampler, shuffle = train_sampler(len(store), shard, seed), False
-        else:
-            positions = eval_share(positions, shard)
-    return DataLoader(
-        positions,
-        batch_size=batch_size,
-        shuffle=shuffle,
-        sampler=sampler,
-        num_workers=num_workers,
-        persistent_workers=num_workers > 0,
-        collate_fn=IdsCollater(store) if ids_only else StoreCollater(store),
-    )

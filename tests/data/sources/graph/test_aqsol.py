@@ -12,7 +12,7 @@ import torch
 
 from graphbench.data.datamodules import GraphLevelDataModule
 from graphbench.data.sources.graph.aqsol import AQSOL
-from graphbench.errors import DataError
+from graphbench.run.errors import DataError
 
 
 def make_graph(rng: np.random.Generator, n: int, with_edges: bool = True) -> tuple:

@@ -11,7 +11,7 @@ import torch
 
 from graphbench.data.datamodules import GraphLevelDataModule
 from graphbench.data.sources.graph.benchmarking_superpixels import BenchmarkingSuperpixels
-from graphbench.errors import ConfigError, DataError
+from graphbench.run.errors import ConfigError, DataError
 
 
 def make_graph(gen: torch.Generator, n: int, channels: int, label: int) -> dict:

@@ -10,7 +10,7 @@ import torch
 
 from graphbench.data.datamodules import GraphLevelDataModule
 from graphbench.data.sources.graph.csl import CSL, CSL_SKIPS, csl_edge_index, generate_csl
-from graphbench.errors import ConfigError, DataError
+from graphbench.run.errors import ConfigError, DataError
 from tests.conftest import real_data_root
 
 

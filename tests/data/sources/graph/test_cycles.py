@@ -8,7 +8,7 @@ import torch
 
 from graphbench.data.datamodules import GraphLevelDataModule
 from graphbench.data.sources.graph.cycles import Cycles, generate_cycles, tree_graph, unicyclic_graph
-from graphbench.errors import ConfigError
+from graphbench.run.errors import ConfigError
 
 
 def cycle_lengths(edge_index: np.ndarray) -> list[int]:

@@ -11,7 +11,7 @@ import torch
 
 from graphbench.data.datamodules import GraphLevelDataModule
 from graphbench.data.sources.graph import graphtheoryprop as gtp
-from graphbench.errors import ConfigError
+from graphbench.run.errors import ConfigError
 
 
 def adjacency(n: int, edges: list[tuple[int, int]]) -> np.ndarray:

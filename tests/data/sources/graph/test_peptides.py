@@ -14,7 +14,7 @@ from ogb.utils import smiles2graph
 from graphbench.data.datamodules import GraphLevelDataModule
 from graphbench.data.sources.graph.peptides import PeptidesFunc, read_peptides_csv, read_split
 from graphbench.data.sources.molecules import featurize_smiles
-from graphbench.errors import DataError
+from graphbench.run.errors import DataError
 from tests.conftest import real_data_root
 
 SMILES = ["CC(=O)N[C@@H](C)C(=O)O", "NCC(=O)NCC(=O)O", "c1ccccc1O"]

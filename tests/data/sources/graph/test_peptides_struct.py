@@ -14,7 +14,7 @@ from graphbench.data.datamodules import GraphLevelDataModule
 from graphbench.data.io.raw_files import RawFile, md5sum
 from graphbench.data.sources.graph import peptides
 from graphbench.data.sources.graph.peptides import PEPTIDES_STRUCT_TARGETS, PeptidesStruct
-from graphbench.errors import DataError
+from graphbench.run.errors import DataError
 
 SMILES = ["CC(=O)N[C@@H](C)C(=O)O", "NCC(=O)NCC(=O)O", "c1ccccc1O", "CCN", "OCCO"]
 

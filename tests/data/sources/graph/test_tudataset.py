@@ -13,7 +13,7 @@ import torch
 
 from graphbench.data.datamodules import GraphLevelDataModule
 from graphbench.data.sources.graph.tudataset import TUDataset
-from graphbench.errors import ConfigError, DataError
+from graphbench.run.errors import ConfigError, DataError
 from tests.conftest import real_data_root
 
 # three graphs: a triangle with a duplicated edge and a self loop, a path, an edge; classes 3, 1, 3, 1

@@ -11,7 +11,7 @@ import torch
 
 from graphbench.data.datamodules import GraphLevelDataModule
 from graphbench.data.sources.graph.zinc import ZINC
-from graphbench.errors import DataError
+from graphbench.run.errors import DataError
 
 SIZES = {"train": 6, "val": 3, "test": 3}
 SUBSET = {"train": [4, 0, 2], "val": [1], "test": [2, 0]}

@@ -15,7 +15,7 @@ from graphbench.data.sources.link import pcqm_contact
 from graphbench.data.sources.link.ogbl import OGBLinkProperty, read_ogbl
 from graphbench.data.sources.link.pcqm_contact import PCQMContact, shuffle_split
 from graphbench.data.sources.link.tsp import TSP
-from graphbench.errors import DataError
+from graphbench.run.errors import DataError
 from tests.data.sources.link.link_fixtures import write_ogbl_collab, write_pcqm_contact, write_tsp
 
 COMMON: dict[str, Any] = dict(task_type="binary", higher_is_better=True, split="official")

@@ -12,7 +12,7 @@ from torch import nn
 
 from graphbench.data.datamodules import NodeLevelDataModule
 from graphbench.data.sources.node.lrgb_superpixels import COCO_CATEGORY_IDS, LRGBSuperpixels
-from graphbench.errors import DataError
+from graphbench.run.errors import DataError
 from graphbench.modules.task_module import GraphTaskModule
 
 SIZES = {"train": 4, "val": 2, "test": 2}

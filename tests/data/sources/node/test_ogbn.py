@@ -14,8 +14,8 @@ import torch
 from graphbench.data.datamodules import NodeLevelDataModule
 from graphbench.data.io.raw_root import RawRoot
 from graphbench.data.sources.node.ogbn import OGBN_DATASETS, OGBNodeProperty, aggregate_edge_features, read_ogbn
-from graphbench.errors import ConfigError, DataError
-from graphbench.info import DatasetInfo, FeatureSpec
+from graphbench.run.errors import ConfigError, DataError
+from graphbench.data.info import DatasetInfo, FeatureSpec
 from graphbench.metrics.registry import make_metric
 from tests.data.sources.node.one_graph import one_graph_datamodule
 

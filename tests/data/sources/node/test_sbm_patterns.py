@@ -9,7 +9,7 @@ import torch
 
 from graphbench.data.datamodules import NodeLevelDataModule
 from graphbench.data.sources.node.sbm_patterns import SBMPatterns, block_model, cluster_graph, pattern_graph
-from graphbench.errors import ConfigError
+from graphbench.run.errors import ConfigError
 
 PATTERN = dict(kind="pattern", num_communities=5, p=0.5, q=0.35, num_patterns=2, graphs_per_pattern=[4, 2, 2])
 CLUSTER = dict(kind="cluster", num_communities=6, p=0.55, q=0.25, num_graphs=[6, 2, 2])

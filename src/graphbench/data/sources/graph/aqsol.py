@@ -21,8 +21,9 @@ from graphbench.data.io.safe_load import load_tensor_pickle
 from graphbench.data.sources.base import Source
 from graphbench.data.store.collate import collate
 from graphbench.data.store.graph_store import GraphStore
-from graphbench.errors import DataError
-from graphbench.info import SPLITS, DataFacts, FeatureSpec
+from graphbench.run.errors import DataError
+from graphbench.data.info import DataFacts, FeatureSpec
+from graphbench.run.record import SPLITS
 
 AQSOL_ARCHIVE = Archive("https://www.dropbox.com/s/lzu9lmukwov12kt/aqsol_graph_raw.zip?dl=1", "asqol_graph_raw/", "AQSOL/raw")
 AQSOL_FILES = [RawFile(f"AQSOL/raw/{split}.pickle") for split in SPLITS]

@@ -21,8 +21,9 @@ from graphbench.data.io.safe_load import load_torch_file
 from graphbench.data.sources.base import Source
 from graphbench.data.store.collate import collate
 from graphbench.data.store.graph_store import GraphStore
-from graphbench.errors import ConfigError, DataError
-from graphbench.info import SPLITS, DataFacts, FeatureSpec
+from graphbench.run.errors import ConfigError, DataError
+from graphbench.data.info import DataFacts, FeatureSpec
+from graphbench.run.record import SPLITS
 
 ROOT_URL = "https://data.pyg.org/datasets/benchmarking-gnns"
 #: name -> channels of 'x' (grey / RGB); node features are [x, pos]

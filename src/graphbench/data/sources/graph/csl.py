@@ -19,8 +19,9 @@ from graphbench.data.sources.base import Source
 from graphbench.data.splits import check_split_index, fold_from_index_files
 from graphbench.data.store.collate import collate
 from graphbench.data.store.graph_store import GraphStore
-from graphbench.errors import ConfigError
-from graphbench.info import SPLITS, DataFacts, FeatureSpec
+from graphbench.run.errors import ConfigError
+from graphbench.data.info import DataFacts, FeatureSpec
+from graphbench.run.record import SPLITS
 
 NUM_FOLDS = 5
 CSL_SKIPS = (2, 3, 4, 5, 6, 9, 11, 12, 13, 16)

@@ -12,8 +12,9 @@ from graphbench.data.io.raw_root import RawRoot
 from graphbench.data.sources.base import Source
 from graphbench.data.store.collate import collate
 from graphbench.data.store.graph_store import GraphStore
-from graphbench.errors import ConfigError
-from graphbench.info import SPLITS, DataFacts, FeatureSpec
+from graphbench.run.errors import ConfigError
+from graphbench.data.info import DataFacts, FeatureSpec
+from graphbench.run.record import SPLITS
 
 
 def _tree_distances(parent: np.ndarray, source: int) -> np.ndarray:

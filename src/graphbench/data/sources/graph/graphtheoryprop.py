@@ -28,8 +28,9 @@ from graphbench.data.io.raw_root import RawRoot
 from graphbench.data.sources.base import Source
 from graphbench.data.store.collate import collate
 from graphbench.data.store.graph_store import GraphStore
-from graphbench.errors import ConfigError
-from graphbench.info import SPLITS, DataFacts, FeatureSpec
+from graphbench.run.errors import ConfigError
+from graphbench.data.info import DataFacts, FeatureSpec
+from graphbench.run.record import SPLITS
 
 TARGETS = ("is_connected", "diameter", "spectral_radius")
 

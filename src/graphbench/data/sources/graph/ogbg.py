@@ -27,8 +27,9 @@ from graphbench.data.io.raw_root import RawRoot
 from graphbench.data.sources.base import Source
 from graphbench.data.sources.molecules import featurize_smiles
 from graphbench.data.store.graph_store import GraphStore
-from graphbench.errors import ConfigError, DataError
-from graphbench.info import SPLITS, DataFacts, FeatureSpec
+from graphbench.run.errors import ConfigError, DataError
+from graphbench.data.info import DataFacts, FeatureSpec
+from graphbench.run.record import SPLITS
 
 #: OGB name -> (download name in OGB's master.csv, number of tasks)
 OGB_MOL_DATASETS: dict[str, tuple[str, int]] = {"ogbg-molhiv": ("hiv", 1), "ogbg-molpcba": ("pcba", 128)}

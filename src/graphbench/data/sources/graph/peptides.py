@@ -24,8 +24,9 @@ from graphbench.data.sources.base import Source
 from graphbench.data.sources.molecules import as_float_labels, featurize_smiles
 from graphbench.data.splits import as_index_array
 from graphbench.data.store.graph_store import GraphStore
-from graphbench.errors import DataError
-from graphbench.info import SPLITS, DataFacts, FeatureSpec
+from graphbench.run.errors import DataError
+from graphbench.data.info import DataFacts, FeatureSpec
+from graphbench.run.record import SPLITS
 
 PEPTIDES_FUNC_FILES = [
     RawFile(

@@ -23,8 +23,9 @@ from graphbench.data.sources.base import Source
 from graphbench.data.splits import read_index_folds
 from graphbench.data.store.collate import collate
 from graphbench.data.store.graph_store import GraphStore
-from graphbench.errors import DataError
-from graphbench.info import SPLITS, DataFacts, FeatureSpec
+from graphbench.run.errors import DataError
+from graphbench.data.info import DataFacts, FeatureSpec
+from graphbench.run.record import SPLITS
 
 ZINC_ARCHIVE = Archive("https://www.dropbox.com/s/feo9qle74kg48gy/molecules.zip?dl=1", "molecules/", "ZINC/raw")
 ZINC_INDEX_URL = "https://raw.githubusercontent.com/graphdeeplearning/benchmarking-gnns/master/data/molecules/{}.index"

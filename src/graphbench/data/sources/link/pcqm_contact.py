@@ -17,9 +17,9 @@ from graphbench.data.io.raw_files import RawFile
 from graphbench.data.io.raw_root import RawRoot
 from graphbench.data.sources.base import Source
 from graphbench.data.store.graph_store import GraphStore
-from graphbench.errors import DataError
-from graphbench.info import DataFacts, FeatureSpec
-from graphbench.processes import map_chunks, usable_cores
+from graphbench.run.errors import DataError
+from graphbench.data.info import DataFacts, FeatureSpec
+from graphbench.run.processes import map_chunks, usable_cores
 
 PCQM_CONTACT_FILES = [
     RawFile(

@@ -42,8 +42,9 @@ from graphbench.data.io.raw_files import RawFile
 from graphbench.data.io.raw_root import RawRoot
 from graphbench.data.sources.base import OneGraphNodeSource
 from graphbench.data.store.graph_store import GraphStore
-from graphbench.errors import ConfigError, DataError
-from graphbench.info import SPLITS, DataFacts, FeatureSpec
+from graphbench.run.errors import ConfigError, DataError
+from graphbench.data.info import DataFacts, FeatureSpec
+from graphbench.run.record import SPLITS
 
 
 @dataclass(frozen=True)

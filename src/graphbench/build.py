@@ -1,0 +1,137 @@
+"""The builders every task, analysis and benchmark uses: from a composed config to the DataModule, the
+network (its width solved under the parameter budget), the task module and the loggers.
+
+Each takes the config from its caller, never from a global, and builds through
+:func:`graphbench.config.instantiate.build`, which names the config node in every error."""
+
+from __future__ import annotations
+
+import logging
+import sys
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any
+
+from lightning.pytorch.loggers.logger import Logger
+from omegaconf import DictConfig, OmegaConf
+from torch import nn
+
+from graphbench import speedups
+from graphbench.config.instantiate import METADATA_KEYS, build
+from graphbench.data.datamodules import GraphLevelDataModule
+from graphbench.data.datamodules.config import datamodule_arguments
+from graphbench.data.info import DatasetInfo
+from graphbench.data.samplers.config import sampler_argument
+from graphbench.modules.budget import solve_width
+from graphbench.modules.network import count_parameters
+from graphbench.modules.task_module import GraphTaskModule
+from graphbench.run.errors import ConfigError
+from graphbench.run.record import RunRecord, flat_config
+from graphbench.transforms.dataset_transform import dataset_transform
+
+log = logging.getLogger(__name__)
+
+
+def build_datamodule(cfg: DictConfig) -> GraphLevelDataModule:
+    """The DataModule of ``cfg.dataset`` (its level's DataModule with its ``source`` built first; the
+    flat knobs that only the source reads are not passed on: :mod:`graphbench.data.datamodules.config`)."""
+    pe_transform = dataset_transform(cfg)  # the graph transform (+transform=...), then the PE
+    return build(
+        datamodule_arguments(cfg.dataset), f"dataset '{cfg.dataset.name}'", pe_transform=pe_transform, **sampler_argument(cfg)
+    )
+
+
+def network_builder(cfg: DictConfig, info: DatasetInfo) -> Callable[[int], nn.Module]:
+    """``hidden_dim -> network``: everything but the width comes from the config, with the speed-up
+    kernels swapped in under ``speedups=auto`` (:func:`graphbench.speedups.apply`: same parameters,
+    same losses)."""
+    partial = build(
+        cfg.model,
+        f"model '{cfg.model.name}'",
+        (*METADATA_KEYS, "consistency"),  # the training objective's part (build_task_module), not the network's
+        _partial_=True,
+        info=info,
+        head=build(cfg.head, "head", METADATA_KEYS),
+        norm=build(cfg.normalization, "normalization", METADATA_KEYS),
+        pe_encoder=build(cfg.pe.encoder, "pe.encoder", METADATA_KEYS) if cfg.pe.get("encoder") else None,
+    )
+    if not cfg.speedups.enabled:
+        return lambda hidden_dim: partial(hidden_dim=hidden_dim)
+    return lambda hidden_dim: speedups.apply(partial(hidden_dim=hidden_dim))
+
+
+def network_width(cfg: DictConfig, make_network: Callable[[int], nn.Module]) -> int:
+    """``model.hidden_dim``, or the width solved under ``budget.max_params`` when a budget is set."""
+    max_params = cfg.budget.get("max_params")
+    if max_params is not None and cfg.budget.get("solve_width", True):
+        return solve_width(make_network, int(max_params), int(cfg.model.get("width_multiple", 1))).hidden_dim
+    return int(cfg.model.hidden_dim)
+
+
+def build_task_module(cfg: DictConfig, network: nn.Module, info: DatasetInfo) -> GraphTaskModule:
+    """The LightningModule from the dataset's ``module`` node (its ``_target_``, loss and protocol
+    arguments), given the network, the dataset's facts, the optimizer and the scheduler, and the model's
+    consistency regularization (``model.consistency``, GRAND's) where the model config has one."""
+    module_cfg = cfg.dataset.get("module")
+    if module_cfg is None:
+        raise ConfigError(
+            f"dataset '{cfg.dataset.name}' names no task module: its YAML needs a `module:` node (see conf/dataset/cycles.yaml)"
+        )
+    make_module = build(module_cfg, "dataset.module", _partial_=True)
+    consistency_cfg = cfg.model.get("consistency")
+    objective: dict[str, Any] = {}
+    if consistency_cfg is not None:
+        if info.level == "link":
+            raise ConfigError(
+                f"model.consistency (model '{cfg.model.name}') trains node- and graph-level tasks; dataset "
+                f"'{cfg.dataset.name}' is link-level: set model.consistency=null"
+            )
+        objective["consistency"] = build(consistency_cfg, "model.consistency")
+    return make_module(
+        network,
+        info,
+        optimizer=build(cfg.optimizer, "optimizer", METADATA_KEYS),
+        scheduler=build(cfg.scheduler, "scheduler", METADATA_KEYS) if cfg.scheduler.get("_target_") else None,
+        config=OmegaConf.to_container(cfg, resolve=True),  # saved in its checkpoints (graphbench.run.checkpoints)
+        **objective,
+    )
+
+
+def show_progress_bar(setting: Any) -> bool:
+    """``trainer.enable_progress_bar``: ``auto`` shows Lightning's bar on a terminal only; elsewhere
+    (a log file, a cluster job) each epoch is one line instead of a pile of bar refreshes."""
+    if setting == "auto":
+        return sys.stdout.isatty()
+    return bool(setting)
+
+
+def build_loggers(cfg: DictConfig) -> list[Logger]:
+    """One logger per entry of ``cfg.logger`` (``{csv: {_target_: ...}, wandb: {...}}``); none for ``logger=none``."""
+    return [build(c, f"logger.{k}") for k, c in (cfg.get("logger") or {}).items() if c]
+
+
+def open_loggers(cfg: DictConfig, record: RunRecord, loggers: list[Logger]) -> None:
+    """The start of every run that logs: append the loggers of ``cfg.logger`` to ``loggers`` (the run
+    frame's list, which it finishes with the run's status) and give each the run's config."""
+    loggers.extend(build_loggers(cfg))
+    for lg in loggers:
+        lg.log_hyperparams(flat_config(record.config or {}))
+
+
+@dataclass(frozen=True)
+class SizedNetwork:
+    """The network of a run before its weights are drawn: how to build it, its width, its parameter count."""
+
+    make: Callable[[int], nn.Module]
+    hidden_dim: int
+    num_params: int
+
+
+def sized_network(cfg: DictConfig, info: DatasetInfo) -> SizedNetwork:
+    """The model's width (:func:`network_width`, under ``budget.max_params`` when set) and parameter
+    count, logged once; the caller seeds the RNG before it draws the weights with ``make(hidden_dim)``."""
+    make = network_builder(cfg, info)
+    hidden_dim = network_width(cfg, make)
+    num_params = count_parameters(make(hidden_dim))
+    log.info("model %s: hidden_dim=%d, %s parameters", cfg.model.name, hidden_dim, f"{num_params:,}")
+    return SizedNetwork(make, hidden_dim, num_params)

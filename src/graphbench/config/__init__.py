@@ -1,0 +1,1 @@
+"""Config plumbing: instantiating config nodes, checks across groups, OmegaConf resolvers."""

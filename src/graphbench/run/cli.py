@@ -1,0 +1,71 @@
+"""The command line's plumbing: the summary a finished run prints, and library logging in the app's format."""
+
+from __future__ import annotations
+
+import logging
+import warnings
+
+from graphbench.run.record import SPLITS, RunRecord
+
+
+def format_summary(record: RunRecord) -> str:
+    """A short human-readable summary of a run: its status, numbers when it completed, its directory."""
+    lines = [f"status: {record.status}"]
+    if record.completed:
+        if record.num_params is not None:
+            lines.append(f"parameters: {record.num_params:,} (hidden_dim={record.hidden_dim})")
+        if record.best_epoch is not None:  # analysis tasks (task=mia) train many models and have no one best epoch
+            lines.append(f"best epoch: {record.best_epoch} of {record.epochs_trained}")
+        others = [k for k in sorted(record.metrics) if not k.startswith(tuple(f"{split}/" for split in SPLITS))]
+        if others:
+            lines.append(
+                "metrics: "
+                + ", ".join(f"{k} = {record.metrics[k]:.4f}" if record.metrics[k] is not None else f"{k} = n/a" for k in others)
+            )
+        for split in SPLITS:
+            values = ", ".join(
+                f"{k} = {v:.4f}" if v is not None else f"{k} = n/a"
+                for k, v in sorted(record.metrics.items())
+                if k.startswith(f"{split}/")
+            )
+            if values:  # a task without this split's metrics (task=memorization has no train/) prints no empty line
+                lines.append(f"{split}: {values}")
+        if record.time_per_epoch_s is not None and record.peak_memory_mb is not None:
+            lines.append(f"time per epoch: {record.time_per_epoch_s:.2f} s, peak memory: {record.peak_memory_mb:.0f} MiB")
+    lines.append(f"run directory: {record.run_dir}")
+    return "\n".join(lines)
+
+
+#: warnings Lightning raises about its own internals or about step-level logging, which graphbench
+#: does not use (it logs once per epoch); (message regex, module regex) for ``warnings.filterwarnings``
+IGNORED_WARNINGS: tuple[tuple[str, str], ...] = (
+    (r".*isinstance\(treespec, LeafSpec\)` is deprecated.*", r"lightning\.pytorch\.utilities\._pytree"),
+    (r"The number of training batches .* is smaller than the logging interval.*", r"lightning\.pytorch\..*"),
+    # a resumed run reuses its directories on purpose (ResumableCSVLogger keeps the rows it resumes)
+    (r"Experiment logs directory .* exists and is not empty.*", r"lightning\.fabric\..*"),
+    (r"Checkpoint directory .* exists and is not empty.*", r"lightning\.pytorch\..*"),
+    # epoch values are computed by torchmetrics, whose compute() already syncs them across DDP ranks
+    (r"It is recommended to use `self\.log\(.*sync_dist=True\)` when logging on epoch level.*", r"lightning\.pytorch\..*"),
+)
+
+
+def quiet_library_logging() -> None:
+    """Each message once, in the app's format: Lightning's loggers print through handlers of their
+    own as well as through the ones Hydra installs; keep only the latter. Lightning's advertisement
+    for its cloud logger and the warnings in :data:`IGNORED_WARNINGS` are dropped."""
+    import lightning.pytorch  # noqa: F401 - importing it installs the handlers removed here
+
+    for name in ("lightning", "lightning.pytorch", "lightning.fabric"):
+        logger = logging.getLogger(name)
+        for handler in list(logger.handlers):
+            logger.removeHandler(handler)
+        logger.propagate = True
+    for message, module in IGNORED_WARNINGS:
+        warnings.filterwarnings("ignore", message=message, module=module)
+
+    class _NoAdverts(logging.Filter):
+        def filter(self, record: logging.LogRecord) -> bool:
+            return "litlogger" not in record.getMessage()
+
+    for name in ("lightning.pytorch.utilities.rank_zero", "lightning.pytorch"):
+        logging.getLogger(name).addFilter(_NoAdverts())

@@ -1,0 +1,22 @@
+"""Errors that end a run with one clear message instead of a traceback."""
+
+
+class GraphbenchError(Exception):
+    """Base class: the message says what was wrong and how to fix it."""
+
+
+class ConfigError(GraphbenchError):
+    """A config value has the wrong type or an invalid value."""
+
+
+class DataError(GraphbenchError):
+    """Raw data is missing, corrupted or inconsistent."""
+
+
+class Diverged(GraphbenchError):
+    """The training loss (or the validation loss) became NaN or infinite (raised by
+    :class:`graphbench.callbacks.divergence.DivergenceGuard`)."""
+
+    def __init__(self, epoch: int, what: str) -> None:
+        super().__init__(f"{what} is not finite at epoch {epoch}")
+        self.epoch = epoch

@@ -1,0 +1,186 @@
+"""The frame of every run, training or analysis task: the run directory (one run each: a directory
+that records another run is refused, :mod:`graphbench.run.run_dir`), ``resume=auto``'s skip of a
+completed run, a truthful ``status`` in ``results.json`` on every exit path (``running`` while it
+works, then ``completed``, ``failed: ...``, ``diverged at epoch N``, ``interrupted`` or
+``preempted``), the run's provenance (:mod:`graphbench.run.provenance`: code, packages, machine,
+overrides, start and end; the body adds the raw files it read), and the loggers finished with that
+status (W&B also gets the provenance as config)."""
+
+from __future__ import annotations
+
+import logging
+import time
+import traceback
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Protocol
+
+from lightning.pytorch.utilities.exceptions import SIGTERMException
+from omegaconf import DictConfig, OmegaConf
+
+from graphbench.run.distributed import is_rank_zero
+from graphbench.run.errors import ConfigError, Diverged, GraphbenchError
+from graphbench.run.loggers import RunTensorBoardLogger, SafeWandbLogger
+from graphbench.run.naming import seed_dependent_keys
+from graphbench.run.provenance import collect as collect_provenance
+from graphbench.run.provenance import utc_now
+from graphbench.run.record import (
+    COMPLETED,
+    INTERRUPTED,
+    PREEMPTED,
+    RESULTS_FILENAME,
+    RUNNING,
+    RunRecord,
+    diverged,
+    exit_code,
+    failed,
+    flat_config,
+)
+from graphbench.run.run_dir import existing_run, recorded_status, usable_dir
+from graphbench.run.run_dir import resume_mode as checked_resume
+from graphbench.run.signals import Preempted, SignalState, run_signals
+
+log = logging.getLogger(__name__)
+
+#: the file beside ``results.json`` that holds the traceback of an unexpected error
+ERROR_LOG: str = "error.log"
+
+
+@dataclass
+class RunFrame:
+    """What a run's body gets from its frame: the run directory, the signal state (for
+    ``signals.lightning_loop()`` around Lightning's loops), whether to resume from the last checkpoint,
+    and the list to which it appends the loggers it opens (the frame finishes them with the status)."""
+
+    output_dir: Path
+    signals: SignalState
+    resume: bool
+    loggers: list[Any] = field(default_factory=list)
+
+
+#: ``body(cfg, record, frame)``: does the run's work and fills ``record``; any exception it raises
+#: becomes the run's status
+RunBody = Callable[[DictConfig, RunRecord, RunFrame], None]
+#: ``other_rank(cfg, resume)``: what a DDP rank other than 0 runs instead (it writes no file)
+OtherRank = Callable[[DictConfig, bool], RunRecord]
+
+
+def resume_mode(cfg: DictConfig) -> str:
+    """``cfg.resume``, checked: ``never`` (also when unset) or ``auto``."""
+    return checked_resume(cfg.get("resume"))
+
+
+def recorded_run(cfg: DictConfig, body: RunBody, other_rank: OtherRank | None = None, overrides: Sequence[str] = ()) -> RunRecord:
+    """Run ``body`` in ``paths.output_dir`` and return its record, also in ``results.json`` there.
+
+    The directory must hold no other run: one whose ``results.json`` records a run is refused
+    (:class:`ConfigError`, before anything is written) unless ``resume=auto`` and the recorded config
+    equals this one (:func:`graphbench.run.run_dir.existing_run`); then a completed run is skipped and
+    any other continues. A fresh run claims the directory atomically (of two runs started in one
+    directory at once, one is refused). ``other_rank``, when given, runs instead of the frame in a
+    process that is not rank 0 (``is_rank_zero``). ``overrides`` are Hydra's task overrides of the
+    run (``run.py`` passes them; none for a config composed in-process), recorded in its provenance."""
+    output_dir = Path(cfg.paths.output_dir)
+    usable_dir(output_dir, "hydra.run.dir")
+    results_path = output_dir / RESULTS_FILENAME
+    resume = resume_mode(cfg) == "auto"
+    if other_rank is not None and not is_rank_zero():  # rank 0 checks and claims the directory
+        previous = completed_record(results_path) if resume else None
+        return previous if previous is not None else other_rank(cfg, resume)
+    try:
+        config: dict[str, Any] | None = OmegaConf.to_container(cfg, resolve=True)  # type: ignore[assignment]
+    except Exception:  # an unresolvable value: the body fails on it below, with the run recorded
+        config = None
+    previous = existing_run(output_dir, resume, config)
+    if previous is not None and previous.completed:
+        log.info("skipped: %s already holds a completed run (resume=auto)", output_dir)
+        return previous
+    record = RunRecord(status=RUNNING, config={}, run_dir=str(output_dir))
+    if previous is None:  # claim the directory; under resume, an unreadable record is overwritten
+        try:
+            record.write(results_path, exclusive=True)
+        except FileExistsError:
+            if not (resume and recorded_status(results_path) == "unreadable"):
+                raise ConfigError(
+                    f"{output_dir} was just claimed by another run; start this one in a new directory "
+                    "(leave hydra.run.dir / hydra.sweep.dir unset, or name an unused one)"
+                ) from None
+    start = time.perf_counter()
+    provenance = record.provenance = collect_provenance(overrides)  # started now; the body adds its raw files
+    with run_signals() as signals:
+        frame = RunFrame(output_dir, signals, resume)
+        try:
+            record.config = OmegaConf.to_container(cfg, resolve=True)  # type: ignore[assignment]
+            record.replicate_keys = seed_dependent_keys(cfg)
+            record.write(results_path)
+            body(cfg, record, frame)
+            record.status = COMPLETED
+        except BaseException as exc:
+            record.status = status_of(exc, signals, output_dir)
+        finally:
+            record.total_time_s = time.perf_counter() - start
+            provenance.ended_at = utc_now()
+            record.write(results_path)
+            finish_loggers(frame.loggers, record)
+    return record
+
+
+class ReadsRawFiles(Protocol):
+    """What :func:`record_raw_files` needs of a DataModule (every graphbench DataModule has it)."""
+
+    def raw_file_md5s(self) -> dict[str, str]: ...
+
+
+def record_raw_files(record: RunRecord, datamodule: ReadsRawFiles) -> None:
+    """Put the MD5s of the raw files that ``datamodule`` (set up) built its data from into ``record``'s provenance."""
+    if record.provenance is not None:
+        record.provenance.raw_files = datamodule.raw_file_md5s()
+
+
+def completed_record(results_path: Path) -> RunRecord | None:
+    """The record in ``results_path`` when it holds a completed run; ``None`` otherwise (also when
+    the file is missing or unreadable)."""
+    try:
+        record = RunRecord.read(results_path)
+    except (OSError, ValueError, TypeError):
+        return None
+    return record if record.completed else None
+
+
+def status_of(exc: BaseException, signals: SignalState, output_dir: Path | None) -> str:
+    """The status of a run that ended with ``exc``; unexpected errors leave their traceback in
+    ``error.log`` beside ``results.json`` (in ``output_dir``, when given)."""
+    if isinstance(exc, Diverged):
+        return diverged(exc.epoch)
+    if isinstance(exc, KeyboardInterrupt):
+        return INTERRUPTED
+    if isinstance(exc, (Preempted, SIGTERMException)):
+        return PREEMPTED
+    if isinstance(exc, SystemExit) and signals.received is not None:
+        # Lightning turns Ctrl-C inside its loops into SystemExit(1) after a graceful shutdown
+        return INTERRUPTED if signals.received == 2 else PREEMPTED
+    if isinstance(exc, GraphbenchError):
+        if "\n" in str(exc):  # a list (e.g. of missing raw files): one item a line on the console and in the log
+            log.error("%s", exc)
+        return failed(str(exc))
+    if output_dir is None:
+        return failed(f"{type(exc).__name__}: {exc}")
+    (output_dir / ERROR_LOG).write_text("".join(traceback.format_exception(exc)))
+    return failed(f"{type(exc).__name__}: {exc} (traceback in {output_dir / ERROR_LOG})")
+
+
+def finish_loggers(loggers: list[Any], record: RunRecord) -> None:
+    """Give the W&B loggers the run's provenance (as config, dotted keys ``provenance.code.commit``, ...)
+    and its summary, and finish them with its exit code; close the TensorBoard event files."""
+    for lg in loggers:
+        if isinstance(lg, RunTensorBoardLogger):
+            lg.finish()
+        if isinstance(lg, SafeWandbLogger):
+            summary = {k: v for k, v in record.to_dict().items() if k not in ("config", "provenance")}
+            if record.provenance is not None:
+                lg.log_hyperparams(flat_config({"provenance": record.provenance.to_dict()}))
+            lg.log_summary({**summary.pop("metrics", {}), **summary})
+            if lg.upload_results and record.run_dir is not None:  # logger.wandb.upload_results=true
+                lg.upload_run_files(Path(record.run_dir))
+            lg.finish(exit_code=exit_code(record.status))

@@ -1,0 +1,69 @@
+"""graphbench.run.cli.format_summary: the lines ``run.py`` prints when a run ends."""
+
+from __future__ import annotations
+
+from graphbench.run.cli import format_summary
+from graphbench.run.record import COMPLETED, RunRecord
+
+
+def test_training_summary_lists_each_split_and_other_metrics() -> None:
+    record = RunRecord(
+        status=COMPLETED,
+        config={},
+        run_dir="outputs/run",
+        num_params=1234,
+        hidden_dim=16,
+        best_epoch=3,
+        epochs_trained=5,
+        metrics={
+            "train/loss": 0.5,
+            "val/accuracy": 0.75,
+            "test/accuracy": 0.625,
+            "test/loss": None,
+            "ntk/kernel_target_alignment": 0.25,
+        },
+        time_per_epoch_s=0.125,
+        peak_memory_mb=700.4,
+    )
+    assert format_summary(record) == (
+        "status: completed\n"
+        "parameters: 1,234 (hidden_dim=16)\n"
+        "best epoch: 3 of 5\n"
+        "metrics: ntk/kernel_target_alignment = 0.2500\n"
+        "train: train/loss = 0.5000\n"
+        "val: val/accuracy = 0.7500\n"
+        "test: test/accuracy = 0.6250, test/loss = n/a\n"
+        "time per epoch: 0.12 s, peak memory: 700 MiB\n"
+        "run directory: outputs/run"
+    )
+
+
+def test_memorization_summary_prints_no_empty_train_line() -> None:
+    """``task=memorization`` records val/ and test/ accuracies of its models but no train/ metric."""
+    record = RunRecord(
+        status=COMPLETED,
+        config={},
+        run_dir="outputs/mem",
+        num_params=99,
+        hidden_dim=8,
+        metrics={
+            "memorization/rate": 0.5,
+            "lds/candidate_memorized": None,
+            "val/accuracy_f": 0.25,
+            "test/accuracy_f": 0.75,
+            "test/accuracy_g": 0.5,
+        },
+    )
+    assert format_summary(record) == (
+        "status: completed\n"
+        "parameters: 99 (hidden_dim=8)\n"
+        "metrics: lds/candidate_memorized = n/a, memorization/rate = 0.5000\n"
+        "val: val/accuracy_f = 0.2500\n"
+        "test: test/accuracy_f = 0.7500, test/accuracy_g = 0.5000\n"
+        "run directory: outputs/mem"
+    )
+
+
+def test_a_run_that_did_not_complete_shows_only_its_status_and_directory() -> None:
+    record = RunRecord(status="failed: boom", config={}, run_dir="outputs/x", metrics={"val/accuracy": 0.5})
+    assert format_summary(record) == "status: failed: boom\nrun directory: outputs/x"

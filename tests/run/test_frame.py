@@ -1,0 +1,89 @@
+"""The run frame: one run per directory, resume of the same config, the record of every ending."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+from omegaconf import DictConfig, OmegaConf
+
+from graphbench.run.errors import ConfigError
+from graphbench.run.frame import RunBody, RunFrame, recorded_run
+from graphbench.run.record import RunRecord
+
+
+def config(run_dir: Path, seed: int = 0, resume: str = "never") -> DictConfig:
+    return OmegaConf.create({"seed": seed, "resume": resume, "paths": {"output_dir": str(run_dir)}})
+
+
+def training(epochs_done: int, stop: BaseException | None = None) -> RunBody:
+    def body(cfg: DictConfig, record: RunRecord, frame: RunFrame) -> None:
+        record.epochs_trained = epochs_done
+        record.metrics = {"val/accuracy": 0.5 + epochs_done / 10}
+        if stop is not None:
+            raise stop
+
+    return body
+
+
+def test_every_ending_writes_what_the_body_recorded(tmp_path: Path) -> None:
+    record = recorded_run(config(tmp_path / "run"), training(3, KeyboardInterrupt()))
+    on_disk = json.loads((tmp_path / "run" / "results.json").read_text())
+    assert record.status == on_disk["status"] == "interrupted"
+    assert on_disk["epochs_trained"] == 3 and on_disk["metrics"] == {"val/accuracy": 0.8}
+
+
+def test_a_directory_holding_another_run_is_refused_and_left_as_it_was(tmp_path: Path) -> None:
+    recorded_run(config(tmp_path, seed=0), training(2))
+    before = (tmp_path / "results.json").read_text()
+    with pytest.raises(ConfigError, match=r"already holds another run \(results\.json: completed\)"):
+        recorded_run(config(tmp_path, seed=1), training(5))
+    assert (tmp_path / "results.json").read_text() == before
+
+
+def test_resume_auto_continues_the_same_config_and_skips_it_once_completed(tmp_path: Path) -> None:
+    recorded_run(config(tmp_path, resume="never"), training(1, KeyboardInterrupt()))
+    resumed = recorded_run(config(tmp_path, resume="auto"), training(4))
+    assert (resumed.status, resumed.epochs_trained) == ("completed", 4)
+    skipped = recorded_run(config(tmp_path, resume="auto"), training(9))
+    assert skipped.epochs_trained == 4  # the completed record, not a new run
+    with pytest.raises(ConfigError, match=r"another config \(seed: 0 -> 1\)"):
+        recorded_run(config(tmp_path, seed=1, resume="auto"), training(9))
+
+
+def test_a_claim_lost_to_another_run_is_refused(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Two runs checked the directory at once; the other claimed it between this one's check and claim."""
+    import graphbench.run.frame as run_frame
+
+    def checked_then_taken(output_dir: Path, resume: bool, cfg: dict | None) -> None:
+        RunRecord(status="running", config={"seed": 7}).write(output_dir / "results.json")
+
+    monkeypatch.setattr(run_frame, "existing_run", checked_then_taken)
+    with pytest.raises(ConfigError, match="was just claimed by another run"):
+        recorded_run(config(tmp_path), training(1))
+    assert RunRecord.read(tmp_path / "results.json").config == {"seed": 7}
+
+
+def test_an_unusable_run_directory_fails_in_one_line(tmp_path: Path) -> None:
+    (tmp_path / "file").write_text("x")
+    with pytest.raises(ConfigError, match=r"^hydra\.run\.dir=.*/file/run cannot be used: Not a directory"):
+        recorded_run(config(tmp_path / "file" / "run"), training(1))
+
+
+def test_every_run_records_its_provenance_with_overrides_and_utc_times(tmp_path: Path) -> None:
+    from datetime import datetime, timedelta
+
+    def body(cfg: DictConfig, record: RunRecord, frame: RunFrame) -> None:
+        on_disk = json.loads((frame.output_dir / "results.json").read_text())
+        assert on_disk["status"] == "running" and on_disk["provenance"]["ended_at"] is None  # recorded from the start
+        raise KeyboardInterrupt
+
+    record = recorded_run(config(tmp_path), body, overrides=["model=gcn", "seed=0"])
+    provenance = json.loads((tmp_path / "results.json").read_text())["provenance"]
+    assert record.status == "interrupted" and provenance == record.to_dict()["provenance"]
+    assert provenance["overrides"] == ["model=gcn", "seed=0"] and provenance["raw_files"] == {}
+    started, ended = datetime.fromisoformat(provenance["started_at"]), datetime.fromisoformat(provenance["ended_at"])
+    assert started.utcoffset() == ended.utcoffset() == timedelta(0) and started <= ended
+    assert provenance["code"]["version"] is not None and provenance["packages"]["torch"] is not None
+    assert recorded_run(config(tmp_path / "other"), training(1)).provenance.overrides == []  # composed in-process: none

@@ -1,0 +1,161 @@
+"""task=igb and task=validutil in process on a tiny Cora fixture (official raw format), and the
+full-batch fit they share."""
+
+from __future__ import annotations
+
+import csv
+from pathlib import Path
+
+import pytest
+from hydra import compose, initialize_config_dir
+from omegaconf import DictConfig
+
+from graphbench.analysis.igb import fit as fit_module
+from graphbench.analysis.igb.fit import FitResult, FullBatchRecipe, fit, grid_points, grid_search, igb_fit
+from graphbench.analysis.subset_training import node_datamodule
+from graphbench.run.errors import ConfigError
+from graphbench.tasks.igb import igb
+from graphbench.tasks.validutil import VALIDUTIL_CSV, validutil
+from tests.data.sources.node.planetoid_fixture import write_planetoid
+from tests.paths import REPO
+
+
+def cora_cfg(tmp_path: Path, *extra: str) -> DictConfig:
+    write_planetoid(tmp_path / "data", "cora")
+    with initialize_config_dir(config_dir=str(REPO / "conf"), version_base="1.3"):
+        return compose(
+            "config",
+            overrides=[
+                "experiment=planetoid/cora-gcn",
+                "trainer.max_epochs=4",
+                "optimizer.lr=0.1",
+                f"paths.data_dir={tmp_path / 'data'}",
+                f"paths.cache_dir={tmp_path / 'cache'}",
+                f"paths.output_dir={tmp_path / 'out'}",
+                *extra,
+            ],
+        )
+
+
+def test_fit_is_deterministic_and_retraining_runs_the_selected_epochs(tmp_path: Path) -> None:
+    cfg = cora_cfg(tmp_path, "dataset.split=igb")
+    dm = node_datamodule(cfg)
+    recipe = FullBatchRecipe.from_config(cfg, dm.info)
+    first = fit(recipe, dm.graph, seed=1, select=True)
+    again = fit(recipe, dm.graph, seed=1, select=True)
+    assert (first.epochs, first.val, first.test) == (again.epochs, again.val, again.test)
+    assert 1 <= first.epochs <= 4
+    selection, final = igb_fit(recipe, dm.graph, seed=1)
+    assert final.epochs == selection.epochs == first.epochs
+    assert fit(recipe, dm.graph, seed=1, select=False, epochs=3).epochs == 3
+
+
+def test_a_scheduler_is_refused_with_the_fix(tmp_path: Path) -> None:
+    cfg = cora_cfg(tmp_path, "scheduler=plateau")
+    with pytest.raises(ConfigError, match="scheduler=none"):
+        FullBatchRecipe.from_config(cfg, node_datamodule(cfg).info)
+
+
+def test_igb_task_records_selection_and_retrained_test(tmp_path: Path) -> None:
+    record = igb(cora_cfg(tmp_path, "dataset.split=igb"))
+    assert record.status == "completed"
+    assert record.epochs_trained == record.best_epoch and 1 <= record.best_epoch <= 4
+    assert set(record.metrics) == {
+        "train/accuracy",
+        "val/accuracy",
+        "test/accuracy",
+        "selection/test_accuracy",
+        "grid/num_points",
+        "grid/best_mean_val_accuracy",
+    }
+    assert (tmp_path / "out" / "results.json").is_file()
+
+
+TINY_PHASE = {"trainer": {"max_epochs": 2}}
+
+
+def test_validutil_tunes_every_validation_node_and_grid_searches_the_final_model(tmp_path: Path) -> None:
+    grid = {"optimizer": {"lr": [0.05, 0.1]}}
+    record = validutil(cora_cfg(tmp_path), num_val_nodes=2, baseline=TINY_PHASE, tuning=TINY_PHASE, grid=grid)
+    assert record.status == "completed"
+    m = record.metrics
+    assert m["validutil/inflation"] == pytest.approx(m["test/accuracy"] - m["validutil/baseline_test_accuracy"])
+    assert 0.0 <= m["validutil/pseudo_label_accuracy"] <= 1.0
+    assert m["grid/num_points"] == 2 and m["grid/optimizer.lr"] in (0.05, 0.1)
+    with (tmp_path / "out" / VALIDUTIL_CSV).open() as handle:
+        rows = list(csv.DictReader(handle))
+    assert m["validutil/num_val_nodes"] == 2 == len(rows) and all(0 <= int(r["tuned"]) < 3 for r in rows)
+
+
+def test_validutil_phase_settings_are_single_values(tmp_path: Path) -> None:
+    record = validutil(cora_cfg(tmp_path), baseline={"optimizer": {"lr": [0.01, 0.02]}})
+    assert record.status.startswith("failed: task.baseline.optimizer.lr=[0.01, 0.02]: a phase takes one value")
+
+
+def test_validutil_with_too_many_nodes_fails_with_a_truthful_status(tmp_path: Path) -> None:
+    record = validutil(cora_cfg(tmp_path), num_val_nodes=10_000, baseline=TINY_PHASE)
+    assert record.status.startswith("failed: task.num_val_nodes=10000 must lie in 1..")
+
+
+def test_grid_points_enumerate_the_product_in_order_and_refuse_scalars() -> None:
+    grid = {"model": {"hidden_dim": [16, 64]}, "optimizer": {"lr": [0.01, 0.05]}}
+    assert grid_points(grid) == [
+        {"model.hidden_dim": 16, "optimizer.lr": 0.01},
+        {"model.hidden_dim": 16, "optimizer.lr": 0.05},
+        {"model.hidden_dim": 64, "optimizer.lr": 0.01},
+        {"model.hidden_dim": 64, "optimizer.lr": 0.05},
+    ]
+    assert grid_points(None) == [{}]
+    with pytest.raises(ConfigError, match=r"task.grid.optimizer.lr=0.01: every grid entry is a non-empty list"):
+        grid_points({"optimizer": {"lr": 0.01}})
+
+
+def fake_fit(scores: dict[tuple[float, int], tuple[float, int]], calls: list[tuple[float, bool, int]]):
+    """A fit whose validation accuracy and selected epoch are looked up by (learning rate, graph size):
+    the search's answer is known. Records (lr, select, epochs) of every call."""
+
+    def fake(recipe: FullBatchRecipe, graph, seed: int, *, select: bool, epochs: int | None = None, labels=None) -> FitResult:
+        lr = recipe.optimizer([fit_module.torch.nn.Parameter(fit_module.torch.zeros(1))]).param_groups[0]["lr"]
+        calls.append((lr, select, -1 if epochs is None else epochs))
+        val, best_epoch = scores[(lr, int(graph.num_nodes))]
+        return FitResult(best_epoch if select else int(epochs), 1.0, val, lr, fit_module.torch.zeros(0))
+
+    return fake
+
+
+def test_grid_search_picks_the_best_mean_validation_and_the_retrain_uses_it(tmp_path: Path, monkeypatch) -> None:
+    cfg = cora_cfg(tmp_path, "dataset.split=igb")
+    dm = node_datamodule(cfg)
+    n = int(dm.graph.num_nodes)
+    # lr 0.05 has the best validation accuracy (0.9), selected at epoch 3; 0.01 and 0.1 are worse
+    scores = {(0.01, n): (0.5, 1), (0.05, n): (0.9, 3), (0.1, n): (0.7, 2)}
+    calls: list[tuple[float, bool, int]] = []
+    monkeypatch.setattr(fit_module, "fit", fake_fit(scores, calls))
+    record = igb(cfg, grid={"optimizer": {"lr": [0.01, 0.05, 0.1]}})
+    assert record.status == "completed"
+    assert record.metrics["grid/optimizer.lr"] == 0.05 and record.metrics["grid/num_points"] == 3
+    assert record.metrics["val/accuracy"] == 0.9 and record.best_epoch == record.epochs_trained == 3
+    # the retrain: the chosen lr, no selection, exactly the chosen epochs; its test accuracy is reported
+    assert calls[-1] == (0.05, False, 3) and record.metrics["test/accuracy"] == 0.05
+
+
+def test_grid_search_averages_over_graphs_and_keeps_the_first_on_a_tie(tmp_path: Path, monkeypatch) -> None:
+    cfg = cora_cfg(tmp_path, "dataset.split=igb")
+    dm = node_datamodule(cfg)
+    small = dm.graph.subgraph(fit_module.torch.arange(5))
+    n, m = int(dm.graph.num_nodes), 5
+    # per graph lr 0.1 wins on the big graph, but 0.01 has the better mean; 0.02 ties 0.01 and comes later
+    scores = {
+        (0.01, n): (0.6, 1),
+        (0.01, m): (1.0, 2),
+        (0.1, n): (0.9, 4),
+        (0.1, m): (0.5, 1),
+        (0.02, n): (0.6, 1),
+        (0.02, m): (1.0, 1),
+    }
+    monkeypatch.setattr(fit_module, "fit", fake_fit(scores, []))
+    points = grid_points({"optimizer": {"lr": [0.01, 0.1, 0.02]}})
+    recipes = [FullBatchRecipe.from_config(fit_module.with_overrides(cfg, p), dm.info) for p in points]
+    choice = grid_search(points, recipes, [dm.graph, small], seed=0)
+    assert choice.point == {"optimizer.lr": 0.01} and choice.mean_val == pytest.approx([0.8, 0.7, 0.8])
+    assert [s.epochs for s in choice.selections] == [1, 2]

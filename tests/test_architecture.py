@@ -1,0 +1,180 @@
+"""The import graph of ``src/graphbench``: no cycles between modules, and no import from a lower room
+into a higher one, in the order ``docs/architecture.md`` lists the rooms (its "Rooms" section)."""
+
+from __future__ import annotations
+
+import ast
+import re
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+REPO = Path(__file__).resolve().parents[1]
+PACKAGE = "graphbench"
+
+
+def rooms_from_doc(text: str) -> list[list[str]]:
+    """The rooms of the "## Rooms" section, top first: each numbered line's backticked names before its dash."""
+    section = text.split("\n## Rooms", 1)[1].split("\n## ", 1)[0]
+    levels = []
+    for line in section.splitlines():
+        match = re.match(r"^\d+\.\s+(.*?)\s+[-—]", line)
+        if match:
+            levels.append(re.findall(r"`([\w.]+)`", match.group(1)))
+    return levels
+
+
+def module_name(path: Path, src: Path) -> str:
+    parts = list(path.relative_to(src).with_suffix("").parts)
+    return ".".join(parts[:-1] if parts[-1] == "__init__" else parts)
+
+
+def imports_of(path: Path, name: str, modules: set[str]) -> Iterator[str]:
+    """Every module of the package that ``path`` (module ``name``) imports, at any depth of its code
+    (function-level and ``TYPE_CHECKING`` imports included); ``from pkg import sub`` counts ``pkg.sub``."""
+    package = name if path.name == "__init__.py" else name.rpartition(".")[0]
+    for node in ast.walk(ast.parse(path.read_text(), str(path))):
+        if isinstance(node, ast.Import):
+            targets = [alias.name for alias in node.names]
+        elif isinstance(node, ast.ImportFrom):
+            base = node.module or ""
+            if node.level:
+                anchor = package.split(".")[: len(package.split(".")) - node.level + 1]
+                base = ".".join([*anchor, base] if base else anchor)
+            targets = [f"{base}.{alias.name}" if f"{base}.{alias.name}" in modules else base for alias in node.names]
+        else:
+            continue
+        for target in targets:
+            while target and target not in modules:  # graphbench.x.y.Name -> graphbench.x.y
+                target = target.rpartition(".")[0]
+            if target and target != name:
+                yield target
+
+
+def import_graph(src: Path, package: str) -> dict[str, set[str]]:
+    paths = {module_name(p, src): p for p in (src / package).rglob("*.py")}
+    return {name: set(imports_of(path, name, set(paths))) for name, path in paths.items()}
+
+
+def room_of(module: str, package: str) -> str:
+    """``graphbench.data.sources.base`` -> ``data``; a top-level module is its own room (``build``)."""
+    parts = module.split(".")
+    return parts[1] if len(parts) > 1 else ""
+
+
+def cycles(graph: dict[str, set[str]]) -> list[list[str]]:
+    """The strongly connected components with more than one module (Tarjan), each sorted."""
+    index: dict[str, int] = {}
+    low: dict[str, int] = {}
+    stack: list[str] = []
+    on_stack: set[str] = set()
+    found: list[list[str]] = []
+
+    def visit(v: str) -> None:
+        index[v] = low[v] = len(index)
+        stack.append(v)
+        on_stack.add(v)
+        for w in sorted(graph.get(v, ())):
+            if w not in index:
+                visit(w)
+                low[v] = min(low[v], low[w])
+            elif w in on_stack:
+                low[v] = min(low[v], index[w])
+        if low[v] == index[v]:
+            component = []
+            while True:
+                w = stack.pop()
+                on_stack.discard(w)
+                component.append(w)
+                if w == v:
+                    break
+            if len(component) > 1:
+                found.append(sorted(component))
+
+    for v in sorted(graph):
+        if v not in index:
+            visit(v)
+    return found
+
+
+def upward_imports(graph: dict[str, set[str]], levels: list[list[str]], package: str) -> list[str]:
+    """``a -> b`` for every import from room ``a`` into a room listed above it or beside it (same line:
+    peers do not import each other). The package's ``__init__`` (it registers the config resolvers)
+    and the ``conf`` package (YAML files only) sit outside the rooms."""
+    rank = {room: i for i, names in enumerate(levels) for room in names}
+    problems = []
+    for a, targets in sorted(graph.items()):
+        ra = room_of(a, package)
+        if a == package:
+            continue
+        if ra not in rank:
+            problems.append(f"{a}: room {ra!r} is not listed in docs/architecture.md's Rooms")
+            continue
+        for b in sorted(targets):
+            rb = room_of(b, package)
+            if rb in ("", "conf") and b in (package, f"{package}.conf"):
+                continue
+            if rb != ra and rank.get(rb, -1) <= rank[ra]:
+                problems.append(f"{a} -> {b}: room {ra!r} may not import {rb!r}")
+    return problems
+
+
+def test_graphbench_has_no_import_cycle_and_no_upward_import() -> None:
+    graph = import_graph(REPO / "src", PACKAGE)
+    levels = rooms_from_doc((REPO / "docs" / "architecture.md").read_text())
+    assert len(levels) >= 8, levels
+    assert cycles(graph) == []
+    assert upward_imports(graph, levels, PACKAGE) == []
+
+
+def _write(root: Path, files: dict[str, str]) -> None:
+    for name, text in files.items():
+        path = root / name
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(text)
+
+
+DOC = """# x
+
+## Rooms
+
+1. `tasks` — the tasks
+2. `build`, `report` — builders; tables
+3. `run` — the frame
+
+## Next
+"""
+
+
+def test_the_checker_finds_a_cycle_an_upward_import_a_peer_import_and_an_unlisted_room(tmp_path: Path) -> None:
+    _write(
+        tmp_path,
+        {
+            "pkg/__init__.py": "",
+            "pkg/build.py": "from pkg.tasks.train import train\nfrom pkg import report\n",
+            "pkg/report.py": "",
+            "pkg/tasks/__init__.py": "",
+            "pkg/tasks/train.py": "from pkg.run.frame import recorded_run\nfrom . import igb\n",
+            "pkg/tasks/igb.py": "def f():\n    from .train import train\n",
+            "pkg/run/__init__.py": "",
+            "pkg/run/frame.py": "import pkg.run.record\n",
+            "pkg/run/record.py": "",
+            "pkg/extra.py": "from pkg.run import record\n",
+        },
+    )
+    graph = import_graph(tmp_path, "pkg")
+    assert graph["pkg.tasks.train"] == {"pkg.run.frame", "pkg.tasks.igb"}
+    assert graph["pkg.run.frame"] == {"pkg.run.record"}
+    assert cycles(graph) == [["pkg.tasks.igb", "pkg.tasks.train"]]
+    assert upward_imports(graph, rooms_from_doc(DOC), "pkg") == [
+        "pkg.build -> pkg.report: room 'build' may not import 'report'",
+        "pkg.build -> pkg.tasks.train: room 'build' may not import 'tasks'",
+        "pkg.extra: room 'extra' is not listed in docs/architecture.md's Rooms",
+    ]
+
+
+@pytest.mark.parametrize("line", ["1. `a`, `b` — peers", "2. `a` - plain dash"])
+def test_rooms_are_read_from_numbered_lines(line: str) -> None:
+    names = rooms_from_doc(f"\n## Rooms\n\n{line}\n")
+    assert names[0][0] == "a"
