@@ -4,7 +4,11 @@ import pytest
 import torch
 
 from graphbench.data.info import DatasetInfo, FeatureSpec
+from graphbench.metrics.f1 import LogitBinaryF1
+from graphbench.metrics.hits import HitsAtK
+from graphbench.metrics.mrr import LinkRankingMetric
 from graphbench.metrics.registry import make_metric, metric_names
+from graphbench.metrics.weighted_accuracy import WeightedAccuracy
 
 
 def info(task_type: str, metric: str, num_outputs: int = 1) -> DatasetInfo:
@@ -42,3 +46,14 @@ def test_metric_families_and_task_types() -> None:
         ValueError, match=r"'f1_macro' is not defined for task type 'regression'; it is defined for \['multiclass'\]"
     ):
         make_metric(info("regression", "f1_macro"))
+
+
+def test_registry_maps_node_and_link_names_to_metrics() -> None:
+    assert isinstance(make_metric(info("multiclass", "weighted_accuracy", 6)), WeightedAccuracy)
+    assert isinstance(make_metric(info("binary", "f1")), LogitBinaryF1)
+    hits = make_metric(info("binary", "hits@20"))
+    assert isinstance(hits, HitsAtK) and hits.k == 20
+    ranking = make_metric(info("binary", "mrr_ext_filtered"))
+    assert isinstance(ranking, LinkRankingMetric) and ranking.monitor == "mrr_ext_filtered"
+    with pytest.raises(ValueError, match="'weighted_accuracy' is not defined for task type 'binary'"):
+        make_metric(info("binary", "weighted_accuracy"))

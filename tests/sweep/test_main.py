@@ -8,11 +8,8 @@ from pathlib import Path
 
 import pytest
 import yaml
-from omegaconf import OmegaConf
 
 from graphbench.sweep.__main__ import RUN_DIR, main
-from graphbench.sweep.compose import dataset_metric
-from graphbench.sweep.wandb import SweepError
 from tests.paths import CONF
 
 COMMAND = ["${env}", "${interpreter}", "${program}", "${args_no_hyphens}"]
@@ -120,23 +117,3 @@ def test_missing_config_dir_names_the_fix(tmp_path: Path, capsys: pytest.Capture
     with pytest.raises(SystemExit):
         main(["wandb", "--config-dir", str(tmp_path), "seed=0,1"])
     assert "run from the repository root or pass --config-dir" in capsys.readouterr().err
-
-
-@pytest.mark.parametrize(
-    ("dataset", "expected"),
-    [
-        ({"name": "a", "metric": "ap", "higher_is_better": True}, ("val/ap", True)),
-        ({"name": "b", "source": {"metric": "mae", "higher_is_better": False}}, ("val/mae", False)),
-        (
-            {"name": "c", "source": "a string describing where the data comes from", "metric": "f1", "higher_is_better": 1},
-            ("val/f1", True),
-        ),
-    ],
-)
-def test_dataset_metric_reads_either_layout(dataset: dict, expected: tuple[str, bool]) -> None:
-    assert dataset_metric(OmegaConf.create(dataset)) == expected
-
-
-def test_dataset_without_metric_is_an_error() -> None:
-    with pytest.raises(SweepError, match="dataset 'd' states no metric and higher_is_better"):
-        dataset_metric(OmegaConf.create({"name": "d", "source": {"metric": "ap"}}))

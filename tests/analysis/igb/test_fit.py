@@ -1,0 +1,59 @@
+"""Full-batch fits of IGB's protocols: the batched fits equal the sequential ones."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+import torch
+from hydra import compose, initialize_config_dir
+from omegaconf import DictConfig
+
+from graphbench.analysis.igb.fit import FullBatchRecipe, fit, fit_many
+from graphbench.analysis.subset_training import node_datamodule
+from graphbench.run.errors import ConfigError
+from tests.data.sources.node.planetoid_fixture import write_planetoid
+from tests.paths import REPO
+
+
+def planetoid_cfg(tmp_path: Path, *extra: str) -> DictConfig:
+    write_planetoid(tmp_path / "data", "cora")
+    with initialize_config_dir(config_dir=str(REPO / "conf"), version_base="1.3"):
+        return compose(
+            "config",
+            overrides=[
+                "experiment=planetoid/cora-gcn",
+                "trainer.max_epochs=6",
+                "optimizer.lr=0.1",
+                f"paths.data_dir={tmp_path / 'data'}",
+                f"paths.cache_dir={tmp_path / 'cache'}",
+                *extra,
+            ],
+        )
+
+
+@pytest.mark.parametrize("dropout", [0.0, 0.5])
+def test_fit_many_equals_one_fit_per_label_vector(tmp_path: Path, dropout: float) -> None:
+    cfg = planetoid_cfg(tmp_path, f"model.dropout={dropout}", f"model.input_dropout={dropout}")
+    graph = node_datamodule(cfg).graph
+    recipe = FullBatchRecipe.from_config(cfg, node_datamodule(cfg).info)
+    graph.train_mask = graph.train_mask | graph.val_mask
+    labels = graph.y.repeat(3, 1)
+    first_val = int(graph.val_mask.nonzero()[0])
+    labels[1, first_val] = (graph.y[first_val] + 1) % 3  # the fixture's three classes
+    labels[2, graph.train_mask] = 0  # a fit whose every target is class 0 predicts class 0 everywhere
+    batched = fit_many(recipe, graph, seed=3, labels=labels)
+    one_by_one = [fit(recipe, graph, seed=3, select=False, labels=y) for y in labels]
+    assert [b.epochs for b in batched] == [6, 6, 6]
+    for b, s in zip(batched, one_by_one, strict=True):
+        assert (b.train, b.val, b.test) == (s.train, s.val, s.test)
+        assert torch.equal(b.predictions, s.predictions)
+    assert torch.equal(batched[2].predictions, torch.zeros_like(graph.y))
+
+
+def test_fit_many_refuses_an_optimizer_that_couples_entries(tmp_path: Path) -> None:
+    cfg = planetoid_cfg(tmp_path, "optimizer._target_=torch.optim.LBFGS", "~optimizer.weight_decay")
+    dm = node_datamodule(cfg)
+    recipe = FullBatchRecipe.from_config(cfg, dm.info)
+    with pytest.raises(ConfigError, match=r"optimizer=LBFGS: batched fits need an element-wise optimizer \(SGD, Adam, AdamW\)"):
+        fit_many(recipe, dm.graph, seed=0, labels=dm.graph.y.repeat(2, 1))
