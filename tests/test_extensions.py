@@ -24,6 +24,7 @@ from torch import Tensor, nn
 from torch_geometric.utils import scatter
 
 from graphbench.build import build_datamodule, network_builder
+from graphbench.modules.layers.contract import Layer
 from graphbench.run.frame import RunFrame, record_raw_files, recorded_run
 from graphbench.run.record import SPLITS, RunRecord
 from graphbench.tasks.train import train
@@ -33,15 +34,14 @@ from tests.paths import REPO
 FAST = ["trainer.max_epochs=1", "trainer.enable_progress_bar=false", "model.hidden_dim=8", "model.num_layers=2", "logger=none"]
 
 
-class NeighbourSumLayer(nn.Module):
+class NeighbourSumLayer(Layer):
     r"""A layer added by a test: :math:`x_i' = W \big(x_i + \sum_{j \in \mathcal{N}(i)} x_j\big) + b`
-    (GIN with :math:`\epsilon = 0` and a one-layer MLP). It follows the layer contract of
-    ``graphbench.modules.layers``: built as ``layer(in_dim=, out_dim=, edge_dim=)``, it maps
-    ``(x, edge_index, edge_attr) -> (x, edge_attr)`` and leaves the edge features as they are."""
+    (GIN with :math:`\epsilon = 0` and a one-layer MLP). It follows the layer contract
+    (:mod:`graphbench.modules.layers.contract`): built as ``layer(in_dim=, out_dim=, edge_dim=)``, it
+    maps ``(x, edge_index, edge_attr) -> (x, edge_attr)``, and it declares what differs from the
+    contract's defaults: it reads no edge features."""
 
-    updates_edges = False
     uses_edge_attr = False
-    uses_edge_weight = False
 
     def __init__(self, in_dim: int, out_dim: int, edge_dim: int) -> None:
         super().__init__()
@@ -126,6 +126,7 @@ def test_the_new_layer_builds_the_network_and_trains(compose_cfg: Callable[..., 
     cfg = compose_cfg([f"hydra.searchpath=[file://{user_conf(tmp_path)}]", "dataset=tiny", "model=neighbour-sum", *FAST])
     network = network_builder(cfg, build_datamodule(cfg).info)(8)
     assert [type(layer) for layer in network.layers] == [NeighbourSumLayer, NeighbourSumLayer]
+    assert network.edge_encoder is None  # the network read the contract: no layer reads edge features
     record = train(cfg)
     assert record.status == "completed", record.status
     assert record.epochs_trained == 1 and {"train/accuracy", "val/accuracy", "test/accuracy"} <= set(record.metrics)
