@@ -1,3 +1,6 @@
+"""The losses of ``modules/losses.py``: masked BCE over labelled entries, positive/negative BCE; the torch losses
+the dataset configs name."""
+
 from __future__ import annotations
 
 import math
@@ -5,8 +8,7 @@ import math
 import pytest
 import torch
 
-from graphbench.modules.losses import MaskedBCEWithLogitsLoss, pos_neg_bce
-from graphbench.modules.schedulers import cosine_with_warmup, plateau
+from graphbench.modules.losses import BalancedBCEWithLogitsLoss, MaskedBCEWithLogitsLoss, pos_neg_bce
 
 
 def test_bce_ignores_unlabelled_targets() -> None:
@@ -30,28 +32,6 @@ def test_pos_neg_bce_sums_the_two_means() -> None:
     assert pos_neg_bce(pos, neg[:0]).item() == pytest.approx(math.log(2.0))
 
 
-def test_cosine_with_warmup_values() -> None:
-    opt = torch.optim.SGD([torch.nn.Parameter(torch.zeros(1))], lr=1.0)
-    sched = cosine_with_warmup(opt, monitor="val/ap", mode="max", warmup_epochs=2, max_epochs=6).lightning_config["scheduler"]
-    lrs = []
-    for _ in range(6):
-        lrs.append(opt.param_groups[0]["lr"])
-        opt.step()
-        sched.step()
-    expected = [1 / 3, 2 / 3, 1.0, 0.5 * (1 + math.cos(math.pi / 4)), 0.5, 0.5 * (1 + math.cos(3 * math.pi / 4))]
-    assert lrs == pytest.approx(expected)
-
-
-def test_plateau_halves_and_reports_stop_threshold() -> None:
-    opt = torch.optim.SGD([torch.nn.Parameter(torch.zeros(1))], lr=1.0)
-    spec = plateau(opt, monitor="val/mae", mode="min", factor=0.5, patience=1, min_lr=0.3)
-    sched = spec.lightning_config["scheduler"]
-    assert spec.lightning_config["monitor"] == "val/mae" and spec.stop_below_lr == 0.3
-    for value in (1.0, 1.0, 1.0, 1.0, 1.0):
-        sched.step(value)
-    assert opt.param_groups[0]["lr"] == 0.25
-
-
 def test_bce_over_labelled_entries_is_the_bce_of_those_entries_and_leaves_the_others_without_gradient() -> None:
     nan = float("nan")
     logits = torch.tensor([[0.3, -1.2, 2.0], [1.5, 0.1, -0.7]], requires_grad=True)
@@ -64,3 +44,12 @@ def test_bce_over_labelled_entries_is_the_bce_of_those_entries_and_leaves_the_ot
     assert logits.grad is not None
     assert torch.equal(logits.grad[~labelled], torch.zeros(2))
     assert bool((logits.grad[labelled] != 0).all())
+
+
+def test_balanced_bce_weights_each_class_by_the_others_frequency() -> None:
+    # one positive of four: w_1 = 3/4, w_0 = 1/4; (3/4 l_pos + 3 * 1/4 l_neg) / (3/4 + 3/4) = (l_pos + l_neg) / 2
+    logits, target = torch.tensor([2.0, 0.0, 0.0, 0.0]), torch.tensor([1.0, 0.0, 0.0, 0.0])
+    l_pos, l_neg = math.log1p(math.exp(-2.0)), math.log(2.0)
+    assert BalancedBCEWithLogitsLoss()(logits, target).item() == pytest.approx((l_pos + l_neg) / 2)
+    # one class only: the plain mean
+    assert BalancedBCEWithLogitsLoss()(logits, torch.ones(4)).item() == pytest.approx((l_pos + 3 * math.log(2.0)) / 4)
