@@ -1,4 +1,8 @@
-"""The benchmark runner: ``python -m benchmarks [--only a,b] [--quick] [--repeats N] ...``."""
+"""The benchmark runner: ``python -m benchmarks [--only a,b] [--quick] [--repeats N] ...``.
+
+A full run stores its rows in ``benchmarks/results.json`` and regenerates ``docs/performance.md`` from it
+(:mod:`benchmarks.report`); a ``--quick`` run (figures not meaningful) writes neither unless ``--results``
+or ``--docs`` name files; ``--render`` only regenerates the page."""
 
 from __future__ import annotations
 
@@ -19,7 +23,9 @@ from concurrent.futures import ProcessPoolExecutor
 from concurrent.futures.process import BrokenProcessPool
 from pathlib import Path
 
-from benchmarks.common import Context, Row, markdown_table
+from benchmarks.common import REPO, Context, Row, markdown_table
+from benchmarks.report import DOCS_PATH, RESULTS_PATH, BenchRun, load_runs, merged, render_page, save_runs
+from graphbench.run.provenance import code_version, cpu_model
 
 #: benchmark name -> module with ``run(ctx) -> list[Row]``, in table order
 BENCHMARKS: dict[str, str] = {
@@ -49,6 +55,19 @@ def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
         "--threads", type=int, default=None, help="torch intra-op threads (default: torch's choice); set for subprocesses too"
     )
     parser.add_argument("--output", type=Path, default=None, help="also write the markdown table to this file")
+    parser.add_argument(
+        "--results",
+        type=Path,
+        default=None,
+        help=f"the stored results to update (default {RESULTS_PATH.relative_to(REPO)}; --quick: none)",
+    )
+    parser.add_argument(
+        "--docs",
+        type=Path,
+        default=None,
+        help=f"the page rendered from them (default {DOCS_PATH.relative_to(REPO)}; --quick: none)",
+    )
+    parser.add_argument("--render", action="store_true", help="run nothing: regenerate the page from the stored results")
     args = parser.parse_args(argv)
     unknown = sorted(set(args.only.split(",")) - set(BENCHMARKS))
     if unknown:
@@ -93,13 +112,39 @@ def run_isolated(name: str, ctx: Context, threads: int | None) -> list[Row]:
         return [Row(name, "—", skipped=f"error: its process died ({exc})")]
 
 
+#: environment variables that change what a benchmark measures: part of a run's command line
+COMMAND_ENV: tuple[str, ...] = ("GRAPHBENCH_BENCH_SAMPLERS",)
+
+
 def command_line(argv: Sequence[str]) -> str:
-    return "python -m benchmarks " + " ".join(argv)
+    """The command as a user would type it again, with the environment variables that shaped the run."""
+    env = [f"{name}={os.environ[name]}" for name in COMMAND_ENV if os.environ.get(name)]
+    return " ".join([*env, "python -m benchmarks", *argv])
+
+
+def record_paths(args: argparse.Namespace) -> tuple[Path | None, Path | None]:
+    """Where to store the run's rows and render the page: the defaults for a full run, only what
+    ``--results`` / ``--docs`` name for a quick one."""
+    if args.quick:
+        return args.results, args.docs
+    return args.results or RESULTS_PATH, args.docs or DOCS_PATH
+
+
+def render(results: Path, docs: Path) -> None:
+    runs = load_runs(results)
+    if not runs:
+        raise SystemExit(f"error: {results} holds no benchmark results; run python -m benchmarks first")
+    docs.write_text(render_page(runs, list(BENCHMARKS)))
+    print(f"[benchmarks] wrote {docs} from {results}", file=sys.stderr)
 
 
 def main(argv: Sequence[str] | None = None) -> int:
     argv = list(sys.argv[1:] if argv is None else argv)
     args = parse_args(argv)
+    results_path, docs_path = record_paths(args)
+    if args.render:
+        render(results_path or RESULTS_PATH, docs_path or DOCS_PATH)
+        return 0
     if args.threads:
         os.environ["OMP_NUM_THREADS"] = os.environ["MKL_NUM_THREADS"] = str(args.threads)
         import torch
@@ -123,12 +168,19 @@ def main(argv: Sequence[str] | None = None) -> int:
     table = markdown_table(rows)
     import torch
 
-    stamp = (
-        f"`{command_line(argv)}` on {dt.date.today().isoformat()}: {os.cpu_count()} CPU cores, "
+    machine = (
+        f"{cpu_model() or 'unknown CPU'}: {os.cpu_count()} CPU cores, "
         f"{torch.get_num_threads()} torch threads, load average {os.getloadavg()[0]:.1f} at the end"
     )
+    run = BenchRun(command_line(argv), dt.date.today().isoformat(), code_version().short, machine, rows)
+    stamp = f"`{run.command}` on {run.date} at {run.commit}, {machine}"
     print(table)
     print(f"\n{stamp}")
     if args.output:
         args.output.write_text(f"{table}\n\n{stamp}\n")
+    if results_path is not None:
+        save_runs(results_path, merged(load_runs(results_path), run))
+        print(f"[benchmarks] stored the rows in {results_path}", file=sys.stderr)
+        if docs_path is not None:
+            render(results_path, docs_path)
     return 0

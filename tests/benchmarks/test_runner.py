@@ -8,6 +8,8 @@ import subprocess
 import sys
 from pathlib import Path
 
+from benchmarks.common import Row, Target
+from benchmarks.report import BenchRun, load_runs, merged, render_page, save_runs
 from tests.paths import REPO, SHARED_DATA
 
 #: (benchmark column, case prefix) of every row the quick table must contain
@@ -50,6 +52,10 @@ def test_quick_run_prints_every_row(tmp_path: Path) -> None:
         str(tmp_path / "cache"),
         "--output",
         str(tmp_path / "table.md"),
+        "--results",
+        str(tmp_path / "results.json"),
+        "--docs",
+        str(tmp_path / "performance.md"),
     ]
     done = subprocess.run(command, cwd=REPO, env=env, capture_output=True, text=True, timeout=600)
     assert done.returncode == 0, done.stderr[-3000:]
@@ -74,6 +80,9 @@ def test_quick_run_prints_every_row(tmp_path: Path) -> None:
             ), row
     assert (tmp_path / "table.md").read_text().startswith(lines[0])
     assert "python -m benchmarks --quick" in done.stdout
+    page = (tmp_path / "performance.md").read_text()  # the page from the stored rows: every row, its command above
+    assert f"    python -m benchmarks {' '.join(command[3:])}" in page
+    assert all(line in page for line in lines[2:] if line.startswith("| "))
 
 
 def test_script_entry_point_shows_help() -> None:
@@ -88,3 +97,71 @@ def test_unknown_benchmark_names_the_valid_ones() -> None:
     )
     assert done.returncode != 0
     assert "unknown benchmark(s) ['nope']" in done.stderr and "overhead" in done.stderr
+
+
+def fake_run(command: str, date: str, rows: list[Row]) -> BenchRun:
+    return BenchRun(command=command, date=date, commit="abc123", machine="Test CPU: 2 CPU cores", rows=rows)
+
+
+PE_ROW = Row("pe: precompute", "LapPE k=10", "8.38 s", "83.82 s", figure=9.96, target=Target(">=", 10.0), note="n")
+MEMORY_ROW = Row("memory: peak RSS of training", "cycles recipe", "1326 MiB")
+SAMPLER_ROWS = [
+    Row("samplers: neighbor", "sbm-large 1", "0.37 batches/s"),
+    Row("samplers: saint_rw", "sbm-large 1", "2.08 batches/s"),
+]
+
+
+def test_the_page_has_each_table_under_its_command_and_what_the_rows_compare() -> None:
+    runs = [
+        fake_run("python -m benchmarks --only memory", "2026-11-30", [MEMORY_ROW]),
+        fake_run("python -m benchmarks --only pe", "2026-12-03", [PE_ROW]),
+    ]
+    page = render_page(runs, ["pe", "memory"])
+    lines = page.splitlines()
+    assert lines[0] == "# Performance (`benchmarks/`)" and "do not edit by hand" in lines[2]
+    pe, memory = lines.index("## pe"), lines.index("## memory")  # in the runner's group order
+    assert pe < memory
+    assert lines[pe + 2 : pe + 7] == [
+        "    python -m benchmarks --only pe",
+        "",
+        "on 2026-12-03 at commit abc123, Test CPU: 2 CPU cores:",
+        "",
+        "| benchmark | case | graphbench | reference | figure | target | verdict | notes |",
+    ]
+    assert (
+        lines[pe + 8]
+        == "| pe: precompute | LapPE k=10 | 8.38 s | 83.82 s | 9.96x | >= 10.00x | missed: 9.96x, 0% short of 10.00x | n |"
+    )
+    assert lines[memory + 8] == "| memory: peak RSS of training | cycles recipe | 1326 MiB | — | — | — | reported |  |"
+    explained = lines.index("## What the rows compare")
+    assert lines[explained + 2] == "### pe (`benchmarks/pe.py`)" and "precompute_store" in lines[explained + 4]
+    assert "### memory (`benchmarks/memory.py`)" in lines[explained:]
+
+
+def test_a_run_replaces_the_rows_of_the_benchmarks_it_measured(tmp_path: Path) -> None:
+    old = fake_run("GRAPHBENCH_BENCH_SAMPLERS=neighbor,saint_rw python -m benchmarks --only samplers", "2026-12-01", SAMPLER_ROWS)
+    memory = fake_run("python -m benchmarks --only memory", "2026-11-30", [MEMORY_ROW])
+    new_rw = Row("samplers: saint_rw", "sbm-large 1", "6.05 batches/s")
+    new = fake_run("GRAPHBENCH_BENCH_SAMPLERS=saint_rw python -m benchmarks --only samplers", "2026-12-04", [new_rw])
+    runs = merged([old, memory], new)
+    assert [(run.date, [row.graphbench for row in run.rows]) for run in runs] == [
+        ("2026-12-01", ["0.37 batches/s"]),  # neighbor kept with its own command
+        ("2026-11-30", ["1326 MiB"]),
+        ("2026-12-04", ["6.05 batches/s"]),
+    ]
+    replaced = merged([memory], fake_run("python -m benchmarks --only memory", "2026-12-04", [MEMORY_ROW]))
+    assert [run.date for run in replaced] == ["2026-12-04"]  # a run left without rows is dropped
+    path = tmp_path / "results.json"
+    save_runs(path, runs)
+    assert load_runs(path) == runs  # targets and figures survive the round trip
+
+
+def test_render_writes_the_page_from_stored_results_and_refuses_none(tmp_path: Path) -> None:
+    results, docs = tmp_path / "results.json", tmp_path / "performance.md"
+    render = [sys.executable, "-m", "benchmarks", "--render", "--results", str(results), "--docs", str(docs)]
+    done = subprocess.run(render, cwd=REPO, capture_output=True, text=True, timeout=120)
+    assert done.returncode != 0 and f"{results} holds no benchmark results" in done.stderr and not docs.exists()
+    save_runs(results, [fake_run("python -m benchmarks --only pe", "2026-12-03", [PE_ROW])])
+    done = subprocess.run(render, cwd=REPO, capture_output=True, text=True, timeout=120)
+    assert done.returncode == 0, done.stderr
+    assert docs.read_text() == render_page(load_runs(results), ["reference", "pe"])
