@@ -1,0 +1,44 @@
+"""``check_config``: every checked key whose value is wrong, named in one message with what is valid."""
+
+from __future__ import annotations
+
+import pytest
+from omegaconf import OmegaConf
+
+from graphbench.config.checks import check_config
+from graphbench.run.errors import ConfigError
+
+
+def test_valid_values_and_absent_keys_pass() -> None:
+    cfg = OmegaConf.create(
+        {
+            "seed": -3,
+            "model": {"hidden_dim": 4, "num_layers": 0, "dropout": 0.0, "residual": False},
+            "budget": {"max_params": None},
+            "trainer": {"max_epochs": -1, "check_val_every_n_epoch": None},
+        }
+    )
+    check_config(cfg)  # raises nothing: only keys that are present are checked
+
+
+def test_every_wrong_value_is_named_in_one_message_in_the_order_of_the_checks() -> None:
+    cfg = OmegaConf.create(
+        {
+            "seed": 1.5,
+            "model": {"hidden_dim": 0, "dropout": 1.0, "residual": 1},
+            "optimizer": {"lr": 0.01},
+            "trainer": {"max_epochs": 0},
+        }
+    )
+    with pytest.raises(ConfigError) as err:
+        check_config(cfg)
+    assert str(err.value) == (
+        "invalid config: seed=1.5 must be an integer; model.hidden_dim=0 must be a positive integer; "
+        "model.dropout=1.0 must be a number in [0, 1); model.residual=1 must be true or false; "
+        "trainer.max_epochs=0 must be an integer >= 1 (or -1: no limit)"
+    )
+
+
+def test_a_boolean_is_not_an_integer() -> None:
+    with pytest.raises(ConfigError, match=r"^invalid config: model.hidden_dim=True must be a positive integer$"):
+        check_config(OmegaConf.create({"model": {"hidden_dim": True}}))
