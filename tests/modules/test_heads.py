@@ -1,0 +1,46 @@
+"""``MLPHead``: ``num_layers - 1`` hidden Linear -> activation -> dropout blocks of the input width, then a linear
+output layer."""
+
+from __future__ import annotations
+
+import pytest
+import torch
+from torch import nn
+
+from graphbench.modules.heads import MLPHead
+
+
+def test_one_layer_is_a_linear_head() -> None:
+    head = MLPHead(in_dim=3, out_dim=2, num_layers=1)
+    assert [type(m) for m in head.mlp] == [nn.Linear]
+    with torch.no_grad():
+        head.mlp[0].weight.copy_(torch.tensor([[1.0, 0.0, -1.0], [0.5, 0.5, 0.5]]))
+        head.mlp[0].bias.copy_(torch.tensor([0.0, 1.0]))
+    assert torch.equal(head(torch.tensor([[2.0, 4.0, 6.0]])), torch.tensor([[-4.0, 7.0]]))
+
+
+def test_hidden_layers_keep_the_input_width_and_apply_the_activation() -> None:
+    head = MLPHead(in_dim=2, out_dim=1, num_layers=2, activation="relu", dropout=0.25)
+    assert [type(m) for m in head.mlp] == [nn.Linear, nn.ReLU, nn.Dropout, nn.Linear]
+    assert head.mlp[0].weight.shape == (2, 2) and head.mlp[3].weight.shape == (1, 2) and head.mlp[2].p == 0.25
+    with torch.no_grad():
+        head.mlp[0].weight.copy_(torch.tensor([[1.0, 0.0], [0.0, -1.0]]))
+        head.mlp[0].bias.zero_()
+        head.mlp[3].weight.copy_(torch.tensor([[1.0, 1.0]]))
+        head.mlp[3].bias.zero_()
+    head.eval()
+    # relu([3, -5]) = [3, 0] -> 3; relu([-3, 5]) = [0, 5] -> 5
+    assert torch.equal(head(torch.tensor([[3.0, 5.0], [-3.0, -5.0]])), torch.tensor([[3.0], [5.0]]))
+
+
+def test_reset_parameters_redraws_every_linear_layer() -> None:
+    head = MLPHead(in_dim=4, out_dim=2, num_layers=3)
+    before = [p.detach().clone() for p in head.parameters()]
+    torch.manual_seed(0)
+    head.reset_parameters()
+    assert all(not torch.equal(a, b) for a, b in zip(before, head.parameters(), strict=True))
+
+
+def test_zero_layers_is_refused() -> None:
+    with pytest.raises(ValueError, match=r"^head.num_layers must be >= 1, got 0$"):
+        MLPHead(in_dim=4, out_dim=2, num_layers=0)

@@ -1,0 +1,20 @@
+"""``transformed``: whether a tensor is wrapped by a ``torch.func`` transform."""
+
+from __future__ import annotations
+
+import torch
+
+from graphbench.speedups.functorch import transformed
+
+
+def test_a_plain_tensor_is_not_transformed_and_one_inside_vmap_and_vjp_is() -> None:
+    seen: list[bool] = []
+
+    def record(x: torch.Tensor) -> torch.Tensor:
+        seen.append(transformed(x))
+        return x * 2
+
+    assert transformed(torch.ones(3)) is False
+    torch.func.vmap(record)(torch.ones(4, 3))
+    torch.func.vjp(record, torch.ones(3))
+    assert seen == [True, True]
