@@ -1,9 +1,8 @@
-"""task=igb and task=validutil in process on a tiny Cora fixture (official raw format), and the
-full-batch fit they share."""
+"""task=igb in process on a tiny Cora fixture (official raw format), and the full-batch fit it shares with
+task=validutil (``tests/tasks/test_validutil.py``)."""
 
 from __future__ import annotations
 
-import csv
 from pathlib import Path
 
 import pytest
@@ -15,7 +14,6 @@ from graphbench.analysis.igb.fit import FitResult, FullBatchRecipe, fit, grid_po
 from graphbench.analysis.subset_training import node_datamodule
 from graphbench.run.errors import ConfigError
 from graphbench.tasks.igb import igb
-from graphbench.tasks.validutil import VALIDUTIL_CSV, validutil
 from tests.data.sources.node.planetoid_fixture import write_planetoid
 from tests.paths import REPO
 
@@ -69,32 +67,6 @@ def test_igb_task_records_selection_and_retrained_test(tmp_path: Path) -> None:
         "grid/best_mean_val_accuracy",
     }
     assert (tmp_path / "out" / "results.json").is_file()
-
-
-TINY_PHASE = {"trainer": {"max_epochs": 2}}
-
-
-def test_validutil_tunes_every_validation_node_and_grid_searches_the_final_model(tmp_path: Path) -> None:
-    grid = {"optimizer": {"lr": [0.05, 0.1]}}
-    record = validutil(cora_cfg(tmp_path), num_val_nodes=2, baseline=TINY_PHASE, tuning=TINY_PHASE, grid=grid)
-    assert record.status == "completed"
-    m = record.metrics
-    assert m["validutil/inflation"] == pytest.approx(m["test/accuracy"] - m["validutil/baseline_test_accuracy"])
-    assert 0.0 <= m["validutil/pseudo_label_accuracy"] <= 1.0
-    assert m["grid/num_points"] == 2 and m["grid/optimizer.lr"] in (0.05, 0.1)
-    with (tmp_path / "out" / VALIDUTIL_CSV).open() as handle:
-        rows = list(csv.DictReader(handle))
-    assert m["validutil/num_val_nodes"] == 2 == len(rows) and all(0 <= int(r["tuned"]) < 3 for r in rows)
-
-
-def test_validutil_phase_settings_are_single_values(tmp_path: Path) -> None:
-    record = validutil(cora_cfg(tmp_path), baseline={"optimizer": {"lr": [0.01, 0.02]}})
-    assert record.status.startswith("failed: task.baseline.optimizer.lr=[0.01, 0.02]: a phase takes one value")
-
-
-def test_validutil_with_too_many_nodes_fails_with_a_truthful_status(tmp_path: Path) -> None:
-    record = validutil(cora_cfg(tmp_path), num_val_nodes=10_000, baseline=TINY_PHASE)
-    assert record.status.startswith("failed: task.num_val_nodes=10000 must lie in 1..")
 
 
 def test_grid_points_enumerate_the_product_in_order_and_refuse_scalars() -> None:
