@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import ast
 import json
+import re
 from collections.abc import Sequence
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
@@ -80,11 +81,12 @@ def group_of(row: Row) -> str:
 
 
 def module_docstring(group: str) -> str:
-    """The docstring of ``benchmarks/<group>.py`` (read without importing it): what its rows compare."""
+    """The docstring of ``benchmarks/<group>.py`` (read without importing it): what its rows compare,
+    with Sphinx roles (``:class:`~a.B```) written as plain code spans for Markdown."""
     path = REPO / "benchmarks" / f"{group}.py"
     if not path.exists():
         return ""
-    return ast.get_docstring(ast.parse(path.read_text())) or ""
+    return re.sub(r":\w+:`~?([^`]+)`", r"`\1`", ast.get_docstring(ast.parse(path.read_text())) or "")
 
 
 def render_page(runs: Sequence[BenchRun], groups: Sequence[str]) -> str:

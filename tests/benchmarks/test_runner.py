@@ -165,3 +165,10 @@ def test_render_writes_the_page_from_stored_results_and_refuses_none(tmp_path: P
     done = subprocess.run(render, cwd=REPO, capture_output=True, text=True, timeout=120)
     assert done.returncode == 0, done.stderr
     assert docs.read_text() == render_page(load_runs(results), ["reference", "pe"])
+
+
+def test_the_docstrings_sphinx_roles_become_markdown_code() -> None:
+    page = render_page(
+        [fake_run("python -m benchmarks --only reference", "2026-12-03", [Row("reference: time", "GCN")])], ["reference"]
+    )
+    assert "`ReferenceNet` is built" in page and ":class:" not in page
