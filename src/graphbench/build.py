@@ -1,5 +1,5 @@
 """The builders every task, analysis and benchmark uses: from a composed config to the DataModule, the
-network (its width solved under the parameter budget), the task module and the loggers.
+network (its width solved under the parameter budget), the task module, the callbacks and the loggers.
 
 Each takes the config from its caller, never from a global, and builds through
 :func:`graphbench.config.instantiate.build`, which names the config node in every error."""
@@ -12,6 +12,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
+from lightning.pytorch.callbacks import Callback, ModelCheckpoint
 from lightning.pytorch.loggers.logger import Logger
 from omegaconf import DictConfig, OmegaConf
 from torch import nn
@@ -103,6 +104,46 @@ def show_progress_bar(setting: Any) -> bool:
     if setting == "auto":
         return sys.stdout.isatty()
     return bool(setting)
+
+
+#: the entries of ``cfg.callbacks`` that watch the dataset's validation metric unless they name another
+MONITORING_CALLBACKS: tuple[str, ...] = ("checkpoint", "early_stopping")
+
+
+def build_callbacks(cfg: DictConfig, info: DatasetInfo, echo: bool) -> dict[str, Callback]:
+    """The Lightning callbacks of ``cfg.callbacks`` (``conf/callbacks/default.yaml``), by name and in
+    config order; an entry removed (``~callbacks.history``) or set to null is not built.
+
+    Each entry is built from its node (``_target_`` and arguments). The arguments only the run knows
+    are given here, explicitly, to the entries of these names, each where the node leaves it out or
+    sets it to null:
+
+    - ``checkpoint`` and ``early_stopping`` (:data:`MONITORING_CALLBACKS`): ``monitor``, the dataset's
+      validation metric ``info.monitor`` (``val/<metric>``), and ``mode``, ``max`` when
+      ``info.higher_is_better`` else ``min`` (an entry that names another monitor names its mode too).
+    - ``history``: ``checkpoint``, the built ``checkpoint`` entry (a ``ModelCheckpoint``, listed before
+      it), whose kept epoch it records; ``monitor``, that checkpoint's; ``echo``, one log line per
+      epoch (when no progress bar is shown).
+
+    Raises :class:`ConfigError` when ``history`` is kept without the ``checkpoint`` it reads."""
+    monitored = {"monitor": info.monitor, "mode": "max" if info.higher_is_better else "min"}
+    built: dict[str, Callback] = {}
+    for name, node in (cfg.get("callbacks") or {}).items():
+        if not node:
+            continue
+        given: dict[str, Any] = {}
+        if name in MONITORING_CALLBACKS:
+            given = monitored
+        elif name == "history":
+            checkpoint = built.get("checkpoint")
+            if not isinstance(checkpoint, ModelCheckpoint):
+                raise ConfigError(
+                    "callbacks.history records the epoch that callbacks.checkpoint (a ModelCheckpoint, listed before "
+                    "it) keeps: keep callbacks.checkpoint, or remove callbacks.history too (~callbacks.history)"
+                )
+            given = {"checkpoint": checkpoint, "monitor": checkpoint.monitor, "echo": echo}
+        built[str(name)] = build(node, f"callbacks.{name}", **{k: v for k, v in given.items() if node.get(k) is None})
+    return built
 
 
 def build_loggers(cfg: DictConfig) -> list[Logger]:

@@ -46,6 +46,11 @@ class LastCheckpoint(ModelCheckpoint):
         self._state_key = super().state_key
 
     @property
+    def path(self) -> Path:
+        """The file it writes: ``dirpath/filename.ckpt``."""
+        return Path(str(self.dirpath)) / f"{self.filename}{self.FILE_EXTENSION}"
+
+    @property
     def state_key(self) -> str:
         return self._state_key
 

@@ -13,24 +13,28 @@ import logging
 import traceback
 from collections.abc import Sequence
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 
 import lightning as L
 import torch
-from lightning.pytorch.callbacks import ModelCheckpoint
+from lightning.pytorch.callbacks import Callback, ModelCheckpoint
 from omegaconf import DictConfig, OmegaConf
 
 from graphbench import speedups
-from graphbench.build import build_datamodule, build_task_module, open_loggers, show_progress_bar, sized_network
-from graphbench.callbacks.divergence import DivergenceGuard
+from graphbench.build import (
+    build_callbacks,
+    build_datamodule,
+    build_task_module,
+    open_loggers,
+    show_progress_bar,
+    sized_network,
+)
 from graphbench.callbacks.history import EpochHistory
 from graphbench.callbacks.last_checkpoint import LastCheckpoint
 from graphbench.callbacks.ntk import NTKAlignment
-from graphbench.callbacks.parameter_budget import ParameterBudget
 from graphbench.callbacks.predictions import TestPredictions
 from graphbench.callbacks.record_progress import RecordProgress
 from graphbench.callbacks.resources import ResourceTracker, reset_peak_memory
-from graphbench.callbacks.rng_state import RNGState
 from graphbench.config.checks import check_config
 from graphbench.config.instantiate import build
 from graphbench.run.checkpoints import CHECKPOINTS, check_checkpoint_file, load_network_weights, read_checkpoint
@@ -49,8 +53,7 @@ from graphbench.run.signals import Preempted, SignalState, run_signals
 
 log = logging.getLogger(__name__)
 
-#: the full training state at the end of the last completed epoch, under <run dir>/checkpoints/
-LAST_CHECKPOINT: str = "last.ckpt"
+CallbackT = TypeVar("CallbackT", bound=Callback)
 
 
 def train(cfg: DictConfig, overrides: Sequence[str] = (), checkpoint: str = "best") -> RunRecord:
@@ -106,7 +109,14 @@ def _fit_and_test(
     ``record``: after every epoch the epochs trained, the best epoch so far, its train/val metrics and
     the history (``RecordProgress``, so a run that ends early records them), then the tested epoch's
     train/val metrics and the test metrics. Only the ``writer`` (rank 0 of a DDP run, or the only
-    process) logs and writes ``predictions.npz``."""
+    process) logs and writes ``predictions.npz``.
+
+    The callbacks are ``cfg.callbacks`` (:func:`graphbench.build.build_callbacks`); this task reads
+    those named ``checkpoint`` (the weights tested at the best epoch: required unless the last epoch
+    is tested), ``history`` (without it the record's epochs, history, best and tested epoch and
+    train/val metrics stay empty), ``last_checkpoint`` (what ``resume`` continues from),
+    ``resources`` (``time_per_epoch_s``) and ``predictions`` (``predictions.npz``), and any
+    :class:`NTKAlignment` (its final alignments); it attaches :class:`RecordProgress` after ``history``."""
     check_config(cfg)
     reset_peak_memory()  # the peak of this run, not of an earlier one in this process (an in-process multirun)
     L.seed_everything(cfg.seed, workers=True, verbose=False)
@@ -120,7 +130,6 @@ def _fit_and_test(
     record_raw_files(record, datamodule)
     info = datamodule.info
     sized = sized_network(cfg, info)
-    max_params = cfg.budget.get("max_params")
     hidden_dim, num_params = sized.hidden_dim, sized.num_params
     L.seed_everything(cfg.seed, workers=True, verbose=False)  # same initial weights whatever the search built
     network = sized.make(hidden_dim)
@@ -133,18 +142,6 @@ def _fit_and_test(
     record.num_params, record.hidden_dim = num_params, hidden_dim
     record.monitor, record.metric, record.higher_is_better = info.monitor, info.metric, info.higher_is_better
 
-    checkpoint_dir = output_dir / "checkpoints"
-    checkpoint = ModelCheckpoint(
-        dirpath=checkpoint_dir,
-        filename="best",
-        monitor=info.monitor,
-        mode="max" if info.higher_is_better else "min",
-        save_top_k=1,
-        save_weights_only=True,
-        enable_version_counter=False,
-    )
-    # the full state at epoch ends: what a resumed (requeued, preempted) run continues from
-    last = LastCheckpoint(checkpoint_dir, LAST_CHECKPOINT[: -len(".ckpt")], every_s=float(cfg.checkpoint_every_s))
     progress_bar = show_progress_bar(trainer_cfg.get("enable_progress_bar", "auto"))
     trainer_cfg["enable_progress_bar"] = progress_bar
     # the DataModules shard the data over DDP ranks themselves, without Lightning's padding repeats
@@ -153,13 +150,28 @@ def _fit_and_test(
     # a profiler chosen in the config (++trainer.profiler=simple) is kept; without one, the quiet default
     quiet_profiler = None if trainer_cfg.get("profiler") else speedups.profiler(cfg.speedups.enabled)
     default_profiler = {} if quiet_profiler is None else {"profiler": quiet_profiler}
-    history = EpochHistory(checkpoint, info.monitor, echo=not progress_bar)
-    tracker = ResourceTracker()
-    predictions = TestPredictions()
-    extra_callbacks = [build(c, f"callbacks.{k}") for k, c in (cfg.get("callbacks") or {}).items() if c]
+    callbacks = build_callbacks(cfg, info, echo=not progress_bar)
+    checkpoint = _named(callbacks, "checkpoint", ModelCheckpoint)
+    history = _named(callbacks, "history", EpochHistory)
+    tracker = _named(callbacks, "resources", ResourceTracker)
+    predictions = _named(callbacks, "predictions", TestPredictions)
+    last = _named(callbacks, "last_checkpoint", LastCheckpoint)  # the full state a resumed run continues from
+    # Lightning's fast_dev_run saves no checkpoint: the one epoch it runs is tested with its weights;
+    # task.checkpoint=last tests the last epoch's weights, those the module holds after fit
+    at_last = bool(trainer_cfg.get("fast_dev_run")) or tested == "last"
+    if checkpoint is None and not at_last:
+        raise ConfigError(
+            "task.checkpoint=best tests the weights that callbacks.checkpoint keeps: keep callbacks.checkpoint, "
+            "or set task.checkpoint=last"
+        )
+    trainer_callbacks: list[Callback] = []
+    for callback in callbacks.values():  # in config order: the best checkpoint, then history, then last
+        trainer_callbacks.append(callback)
+        if callback is history:  # every ending records the epochs so far
+            trainer_callbacks.append(RecordProgress(record, history, tracker))
     if writer:
         open_loggers(cfg, record, loggers)
-    resume_from = checkpoint_dir / LAST_CHECKPOINT if resume and (checkpoint_dir / LAST_CHECKPOINT).is_file() else None
+    resume_from = last.path if resume and last is not None and last.path.is_file() else None
     if resume_from is not None:
         resumed_epoch = int(torch.load(resume_from, map_location="cpu", weights_only=False)["epoch"])
         log.info("resuming from %s (epoch %d done)", resume_from, resumed_epoch)
@@ -175,18 +187,7 @@ def _fit_and_test(
             OmegaConf.create(trainer_cfg),
             "trainer",
             # order matters among the Checkpoint callbacks: best, then the history that reads it, then last
-            callbacks=[
-                checkpoint,
-                history,
-                RecordProgress(record, history, tracker),  # every ending records the epochs so far
-                last,
-                RNGState(),
-                tracker,
-                predictions,
-                ParameterBudget(max_params),
-                DivergenceGuard(),
-                *extra_callbacks,
-            ],
+            callbacks=trainer_callbacks,
             logger=loggers or False,
             default_root_dir=str(output_dir),
             plugins=cluster_plugins(),
@@ -196,13 +197,12 @@ def _fit_and_test(
         with signals.lightning_loop():
             trainer.fit(module, datamodule=datamodule, ckpt_path=str(resume_from) if resume_from else None)
         _raise_if_stopped(trainer)
-        smoke_test = bool(trainer_cfg.get("fast_dev_run"))
-        # Lightning's fast_dev_run saves no checkpoint: the one epoch it runs is tested with its weights;
-        # task.checkpoint=last tests the last epoch's weights, those the module holds after fit
-        at_last = smoke_test or tested == "last"
-        best = history.best_record()
-        tested_epoch = (history.epochs[-1] if history.epochs else None) if at_last else best
-        if tested_epoch is None:
+        best = history.best_record() if history is not None else None
+        last_epoch = history.epochs[-1] if history is not None and history.epochs else None
+        tested_epoch = last_epoch if at_last else best
+        if (history is not None and tested_epoch is None) or (
+            checkpoint is not None and not at_last and not checkpoint.best_model_path
+        ):
             raise ConfigError(
                 f"no validation epoch produced {info.monitor}, so there is no best epoch to test: "
                 "validation must run at least once (trainer.check_val_every_n_epoch <= trainer.max_epochs, "
@@ -210,21 +210,42 @@ def _fit_and_test(
             )
         with signals.lightning_loop():
             test_metrics = trainer.test(
-                module, datamodule=datamodule, ckpt_path=None if at_last else checkpoint.best_model_path, verbose=False
+                module,
+                datamodule=datamodule,
+                ckpt_path=None if checkpoint is None or at_last else checkpoint.best_model_path,
+                verbose=False,
             )[0]
         _raise_if_stopped(trainer)
-    # RecordProgress filled the rest after every epoch; fast_dev_run's best is its one (uncheckpointed) epoch
-    metrics = {k: v for k, v in tested_epoch.items() if k.startswith(("train/", "val/")) and not k.endswith("_best")}
+    # RecordProgress filled the rest after every epoch; fast_dev_run's best is its one (uncheckpointed) epoch;
+    # without callbacks.history the epochs stay empty and only the test metrics are known
+    metrics = {k: v for k, v in (tested_epoch or {}).items() if k.startswith(("train/", "val/")) and not k.endswith("_best")}
     metrics.update({k: float(v) for k, v in test_metrics.items()})
-    for callback in extra_callbacks:  # callbacks=ntk: the last measured NTK alignments (ntk/*_final)
+    for callback in callbacks.values():  # callbacks=ntk: the last measured NTK alignments (ntk/*_final)
         if isinstance(callback, NTKAlignment):
             metrics.update(callback.final_metrics())
-    record.best_epoch = int((best or tested_epoch)["epoch"])
-    record.tested_epoch = int(tested_epoch["epoch"])
+    if tested_epoch is not None:
+        record.best_epoch = int((best or tested_epoch)["epoch"])
+        record.tested_epoch = int(tested_epoch["epoch"])
     record.metrics = metrics
+    if tracker is not None:
+        record.time_per_epoch_s = tracker.time_per_epoch_s
     record.peak_memory_mb = ResourceTracker.peak_memory_mb(module.device)
-    if writer:
+    if writer and predictions is not None:
         predictions.save(output_dir / "predictions.npz")
+
+
+def _named(callbacks: dict[str, Callback], name: str, kind: type[CallbackT]) -> CallbackT | None:
+    """The callback ``callbacks.<name>``, or ``None`` when the config removed it; one of another type
+    than the ``kind`` this task reads raises :class:`ConfigError`."""
+    callback = callbacks.get(name)
+    if callback is None:
+        return None
+    if not isinstance(callback, kind):
+        raise ConfigError(
+            f"callbacks.{name} is a {type(callback).__name__}; the train task reads it as a {kind.__name__}: "
+            f"give it a _target_ of that type, or remove it (~callbacks.{name})"
+        )
+    return callback
 
 
 def _raise_if_stopped(trainer: L.Trainer) -> None:
