@@ -12,11 +12,12 @@ from torch_geometric.nn import global_add_pool, global_max_pool, global_mean_poo
 from graphbench.data.info import DatasetInfo, FeatureSpec
 from graphbench.modules.activations import make_activation
 from graphbench.modules.encoders import make_feature_encoder
+from graphbench.modules.layers.contract import Layer, check_layer
 from graphbench.modules.propagation import EdgePlan, PlanMemo
 
 POOLINGS: dict[str, Callable[..., Tensor]] = {"mean": global_mean_pool, "add": global_add_pool, "max": global_max_pool}
 
-LayerFactory = Callable[..., nn.Module]
+LayerFactory = Callable[..., Layer]
 
 
 class GraphNetwork(nn.Module):
@@ -25,15 +26,16 @@ class GraphNetwork(nn.Module):
     Each block computes :math:`h^{(l+1)} = h^{(l)} + \mathrm{Dropout}(\sigma(\mathrm{Norm}(\mathrm{Layer}(h^{(l)}))))`
     (the residual term only when ``residual``), the block structure of Benchmarking GNNs and GraphGPS;
     layers that update edge features get the same treatment for edges with their own norms.
-    Layers that declare ``uses_edge_attr = False`` receive ``edge_attr=None``.
-    Layers that declare ``self_contained = True`` (GPS) apply their own norms, residuals and dropout
-    and are used as is; layers that declare ``needs_batch = True`` also get ``batch=`` (graph index),
-    and layers that declare ``uses_plan = True`` get ``plan=``, the batch's
-    :class:`~graphbench.modules.propagation.EdgePlan`, built once per forward pass for all of them
-    (once per run when every batch is the same graph: :class:`~graphbench.modules.propagation.PlanMemo`).
-    A batch's ``edge_weight`` (``[E]``; GraphSAINT's aggregator normalization :math:`1/\alpha_{u,v}`)
-    goes to the layers that declare ``uses_edge_weight = True`` as ``edge_weight=`` and into the plan
-    (GCN's normalization); the other layers ignore it. A batch without one runs unweighted.
+    Every layer is a :class:`~graphbench.modules.layers.contract.Layer` (refused otherwise) and the
+    network reads its contract: ``updates_edges``, ``uses_edge_attr`` (when no layer reads edge
+    features there is no edge encoder and they receive ``edge_attr=None``), ``self_contained`` (GPS,
+    GCNII: own norms, residuals and dropout, used as is), ``needs_batch`` (``batch=``, the graph
+    index), ``uses_plan`` (``plan=``, the batch's :class:`~graphbench.modules.propagation.EdgePlan`,
+    built once per forward pass for all of them, once per run when every batch is the same graph:
+    :class:`~graphbench.modules.propagation.PlanMemo`) and ``uses_edge_weight``: a batch's
+    ``edge_weight`` (``[E]``; GraphSAINT's aggregator normalization :math:`1/\alpha_{u,v}`) goes to
+    those layers as ``edge_weight=`` and into the plan (GCN's normalization); the other layers ignore
+    it. A batch without one runs unweighted.
     Node embeddings start as the encoded input features (after ``input_dropout`` when they are dense)
     plus the encoded positional encoding.
     Graph-level tasks pool the node embeddings (``pooling``); node-level tasks do not. The ``head``
@@ -80,18 +82,18 @@ class GraphNetwork(nn.Module):
         self.last_layer_outputs = last_layer_outputs
         self.node_encoder = make_feature_encoder(info.node_features, hidden_dim) if encode_inputs else nn.Identity()
         self.pe_encoder = pe_encoder(out_dim=hidden_dim) if pe_encoder is not None else None
-        self.layers = nn.ModuleList(layer(in_dim=i, out_dim=o, edge_dim=hidden_dim) for i, o in zip(in_dims, out_dims))
+        built = [check_layer(layer(in_dim=i, out_dim=o, edge_dim=hidden_dim)) for i, o in zip(in_dims, out_dims)]
+        self.layers = nn.ModuleList(built)  # Layers (checked): the loops below read their contract
         # layers that ignore edge features (uses_edge_attr = False) get no edge encoder: unused
         # parameters would count against the budget and stall DDP's gradient reduction
         self.edge_encoder = (
             make_feature_encoder(info.edge_features or FeatureSpec("constant"), hidden_dim)
-            if any(getattr(lay, "uses_edge_attr", True) for lay in self.layers)
+            if any(lay.uses_edge_attr for lay in built)
             else None
         )
-        self.node_norms = nn.ModuleList(nn.Identity() if _self_contained(lay) else norm(hidden_dim) for lay in self.layers)
+        self.node_norms = nn.ModuleList(nn.Identity() if lay.self_contained else norm(hidden_dim) for lay in built)
         self.edge_norms = nn.ModuleList(
-            norm(hidden_dim) if getattr(lay, "updates_edges", False) and not _self_contained(lay) else nn.Identity()
-            for lay in self.layers
+            norm(hidden_dim) if lay.updates_edges and not lay.self_contained else nn.Identity() for lay in built
         )
         self.input_dropout = nn.Dropout(input_dropout)  # on dense input features (Kipf & Welling 2017)
         self.act = make_activation(activation)
@@ -119,25 +121,25 @@ class GraphNetwork(nn.Module):
         # the batch's plan, shared by every layer: GCN's normalized adjacency is built on first use
         # instead of layer by layer, and once per run for a full-batch graph (PlanMemo)
         plan = None
-        if any(getattr(lay, "uses_plan", False) for lay in self.layers):
+        if any(layer.uses_plan for layer in self.layers):
             # a compiled forward builds its plan inside the graph: the memo's identity and version
             # checks cannot be traced
             make_plan = EdgePlan if torch.compiler.is_compiling() else self.plans.plan
             plan = make_plan(data.edge_index, h.size(0), edge_weight)
         for index, (layer, node_norm, edge_norm) in enumerate(zip(self.layers, self.node_norms, self.edge_norms)):
-            extra: dict[str, object] = {"batch": batch} if getattr(layer, "needs_batch", False) else {}
-            if getattr(layer, "uses_plan", False):
+            extra: dict[str, object] = {"batch": batch} if layer.needs_batch else {}
+            if layer.uses_plan:
                 extra["plan"] = plan
-            if edge_weight is not None and getattr(layer, "uses_edge_weight", False):
+            if edge_weight is not None and layer.uses_edge_weight:
                 extra["edge_weight"] = edge_weight
             h_new, e_new = layer(h, data.edge_index, e, **extra)
             if self.last_layer_outputs and index == len(self.layers) - 1:
                 return h_new  # the prediction itself: no norm, activation, dropout or residual
-            if _self_contained(layer):  # it applied its own norms, residuals and dropout
+            if layer.self_contained:  # it applied its own norms, residuals and dropout
                 h, e = h_new, e_new
                 continue
             h = self._block(h, h_new, node_norm, batch)
-            if getattr(layer, "updates_edges", False):
+            if layer.updates_edges:
                 e = self._block(e, e_new, edge_norm, edge_batch)
         return h
 
@@ -157,10 +159,6 @@ class GraphNetwork(nn.Module):
                 num_graphs = getattr(data, "num_graphs", None)
             h = self.pool(h, batch, num_graphs)
         return h if self.head is None else self.head(h)
-
-
-def _self_contained(layer: nn.Module) -> bool:
-    return bool(getattr(layer, "self_contained", False))
 
 
 def count_parameters(module: nn.Module) -> int:

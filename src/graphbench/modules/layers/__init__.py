@@ -1,17 +1,10 @@
-r"""Message-passing layers. Each maps ``(x, edge_index, edge_attr) -> (x, edge_attr)``; layers that
-do not update edge features return ``edge_attr`` unchanged and set ``updates_edges = False``.
-
-Optional class attributes change how :class:`~graphbench.modules.network.GraphNetwork` calls a
-layer: ``needs_batch = True`` passes the node-to-graph vector as ``forward(..., batch=batch)``,
-``uses_plan = True`` passes the batch's :class:`~graphbench.modules.propagation.EdgePlan` (sparse
-operators built once per batch for all layers) as ``forward(..., plan=plan)``,
-``uses_edge_weight = True`` passes a batch's ``edge_weight`` (``[E]``, e.g. GraphSAINT's aggregator
-normalization :math:`1/\alpha_{u,v}`) as ``forward(..., edge_weight=w)`` when the batch has one (GCN,
-APPNP, GCNII, MixHop and GRAND weigh :math:`A` inside the GCN normalization, SAGE takes a weighted mean or sum,
-GIN and GINE a weighted sum; ``False``, as in GAT, GATv2, GatedGCN, MoNet, GPS and MLP, whose own
-coefficients replace edge weights: the weights are ignored), and
-``self_contained = True`` means the layer applies its own norms, residuals and dropout, so the
-network uses its output as is instead of wrapping it in norm -> activation -> dropout -> residual.
+"""Message-passing layers, one module each, and their contract (:mod:`.contract`): every layer subclasses
+:class:`~graphbench.modules.layers.contract.Layer`, maps ``(x, edge_index, edge_attr) -> (x, edge_attr)``
+and declares how :class:`~graphbench.modules.network.GraphNetwork` calls it (``updates_edges``,
+``uses_edge_attr``, ``uses_edge_weight``, ``uses_plan``, ``needs_batch``, ``self_contained``; the table
+with their meanings and defaults is in :mod:`.contract`). ``__all__`` is the registry of layers (every one is checked against the contract in
+tests/modules/layers/test_contract.py); a new layer is one module here, a line below and one
+``conf/model/<name>.yaml``.
 """
 
 from graphbench.modules.layers.appnp import APPNPLayer

@@ -6,9 +6,10 @@ from torch import Tensor, nn
 from torch_geometric.nn import APPNP
 
 from graphbench.modules.activations import make_activation
+from graphbench.modules.layers.contract import Layer
 
 
-class APPNPLayer(nn.Module):
+class APPNPLayer(Layer):
     r"""The prediction-then-propagation step of APPNP:
     :math:`H = \mathrm{Dropout}(\sigma(X))\,W + b`, then :math:`K` steps of personalized-PageRank
     propagation :math:`Z^{(k+1)} = (1 - \alpha)\,\hat D^{-1/2} \hat A \hat D^{-1/2} Z^{(k)} + \alpha H`,
@@ -23,7 +24,6 @@ class APPNPLayer(nn.Module):
     edge_weight)``).
     """
 
-    updates_edges = False
     uses_edge_attr = False
     uses_edge_weight = True
 

@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
-from torch import Tensor, nn
+from torch import Tensor
 from torch_geometric.nn import GATConv
+
+from graphbench.modules.layers.contract import Layer
 
 
 def head_dim(out_dim: int, heads: int, model: str) -> int:
@@ -16,7 +18,7 @@ def head_dim(out_dim: int, heads: int, model: str) -> int:
     return out_dim // heads
 
 
-class GATLayer(nn.Module):
+class GATLayer(Layer):
     r"""Multi-head graph attention with edge features, heads concatenated to ``out_dim``:
 
     .. math::
@@ -30,7 +32,6 @@ class GATLayer(nn.Module):
     passes through unchanged; ``edge_index[1]`` is the receiving node ``i``.
     """
 
-    updates_edges = False
     # ignores a batch's edge_weight (GraphSAINT's 1/alpha_uv): attention coefficients replace the edge weights
     uses_edge_weight = False
 

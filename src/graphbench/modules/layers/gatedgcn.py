@@ -6,10 +6,11 @@ import torch
 from torch import Tensor, nn
 from torch_geometric.utils import scatter
 
+from graphbench.modules.layers.contract import Layer
 from graphbench.modules.propagation import EdgePlan
 
 
-class GatedGCNLayer(nn.Module):
+class GatedGCNLayer(Layer):
     r"""Edge-gated message passing with explicit edge features (Dwivedi et al., 2020, eq. 16-18):
 
     .. math::
@@ -52,7 +53,7 @@ class GatedGCNLayer(nn.Module):
             raise ValueError("gatedgcn needs edge features; the network gives every graph at least a constant one")
         if not self.sparse:
             return self._scatter_forward(x, edge_index, edge_attr)
-        plan = plan if plan is not None else EdgePlan(edge_index, x.size(0))
+        plan = self.plan_for(plan, edge_index, x.size(0))
         # the two gathered terms are added into C e's buffer in place (no backward reads it)
         e_hat = self.C(edge_attr).add_(plan.gather_dst(self.D(x))).add_(plan.gather_src(self.E(x)))
         gate = torch.sigmoid(e_hat)

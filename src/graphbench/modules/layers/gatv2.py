@@ -2,13 +2,14 @@
 
 from __future__ import annotations
 
-from torch import Tensor, nn
+from torch import Tensor
 from torch_geometric.nn import GATv2Conv
 
+from graphbench.modules.layers.contract import Layer
 from graphbench.modules.layers.gat import head_dim
 
 
-class GATv2Layer(nn.Module):
+class GATv2Layer(Layer):
     r"""Multi-head dynamic graph attention with edge features, heads concatenated to ``out_dim``:
 
     .. math::
@@ -22,7 +23,6 @@ class GATv2Layer(nn.Module):
     ``edge_attr`` passes through unchanged; ``edge_index[1]`` is the receiving node ``i``.
     """
 
-    updates_edges = False
     # ignores a batch's edge_weight (GraphSAINT's 1/alpha_uv): attention coefficients replace the edge weights
     uses_edge_weight = False
 

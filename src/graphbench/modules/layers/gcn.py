@@ -2,14 +2,14 @@
 
 from __future__ import annotations
 
-import torch
-from torch import Tensor, nn
+from torch import Tensor
 from torch_geometric.nn import GCNConv
 
+from graphbench.modules.layers.contract import Layer, gcn_product
 from graphbench.modules.propagation import EdgePlan
 
 
-class GCNLayer(nn.Module):
+class GCNLayer(Layer):
     r""":math:`X' = \hat D^{-1/2} \hat A \hat D^{-1/2} X W + b` with :math:`\hat A = A + I` and
     :math:`\hat D_{ii} = \sum_j \hat A_{ij}`. GCN has no use for edge features: ``edge_attr`` passes
     through unchanged.
@@ -31,7 +31,6 @@ class GCNLayer(nn.Module):
     CiteSeer), computed by ``GCNConv`` itself (the shared plan normalizes with :math:`A + I`).
     """
 
-    updates_edges = False
     uses_edge_attr = False
     uses_plan = True
     uses_edge_weight = True
@@ -54,16 +53,6 @@ class GCNLayer(nn.Module):
     ) -> tuple[Tensor, Tensor | None]:
         if not self.sparse:
             return self.conv(x, edge_index, edge_weight), edge_attr
-        if plan is None:
-            plan = EdgePlan(edge_index, x.size(0), edge_weight)
-        elif plan.edge_weight is not edge_weight:
-            raise ValueError("GCNLayer: the plan was built with other edge weights than the layer was given")
-        h = self.conv.lin(x)
-        if h.device.type == "cpu" and torch.is_autocast_enabled("cpu"):
-            # the CPU's sparse CSR product has no half-precision kernel: under trainer.precision=bf16-mixed
-            # or 16-mixed the propagation runs in float32 there, outside autocast (CUDA's has one)
-            with torch.autocast("cpu", enabled=False):
-                out = plan.gcn_propagate(h.float())
-        else:
-            out = plan.gcn_propagate(h)
+        plan = self.gcn_plan_for(plan, edge_index, x.size(0), edge_weight)
+        out = gcn_product(plan, self.conv.lin(x))
         return (out if self.conv.bias is None else out + self.conv.bias), edge_attr

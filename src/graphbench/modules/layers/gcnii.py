@@ -6,9 +6,10 @@ from torch import Tensor, nn
 from torch_geometric.nn import GCN2Conv
 
 from graphbench.modules.activations import make_activation
+from graphbench.modules.layers.contract import Layer
 
 
-class GCNIILayer(nn.Module):
+class GCNIILayer(Layer):
     r"""A stack of ``num_convs`` GCNII convolutions (PyG's :class:`~torch_geometric.nn.conv.GCN2Conv`)
     that all read the same initial representation :math:`H^{(0)} = \sigma(X)`:
 
@@ -25,7 +26,6 @@ class GCNIILayer(nn.Module):
     :math:`1/\alpha_{u,v}`) weighs :math:`A` inside the normalization of :math:`\hat P`, as in GCN.
     """
 
-    updates_edges = False
     uses_edge_attr = False
     uses_edge_weight = True
     self_contained = True

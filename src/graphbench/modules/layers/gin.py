@@ -5,10 +5,11 @@ from __future__ import annotations
 from torch import Tensor, nn
 from torch_geometric.nn import GINConv
 
+from graphbench.modules.layers.contract import Layer
 from graphbench.modules.propagation import weighted_sum_at_dst
 
 
-class GINLayer(nn.Module):
+class GINLayer(Layer):
     r""":math:`x_i' = \mathrm{MLP}\big((1+\epsilon) x_i + \sum_{j \in N(i)} x_j\big)` with a 2-layer MLP
     (Linear -> ReLU -> Linear) and learnable :math:`\epsilon` (initialised to 0), GIN-:math:`\epsilon`
     of Xu et al. (2019, eq. 4.1). GIN has no use for edge features (``gine`` is its edge-aware
@@ -18,7 +19,6 @@ class GINLayer(nn.Module):
     :math:`1/\alpha_{j,i}`, with which the sum is the unbiased estimate of the full-graph sum) the sum
     is weighted, :math:`\sum_{j \in N(i)} w_{ji} x_j`; all weights 1 give the unweighted layer."""
 
-    updates_edges = False
     uses_edge_attr = False
     uses_edge_weight = True
 

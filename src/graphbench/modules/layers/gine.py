@@ -5,10 +5,11 @@ from __future__ import annotations
 from torch import Tensor, nn
 from torch_geometric.nn import GINEConv
 
+from graphbench.modules.layers.contract import Layer
 from graphbench.modules.propagation import EdgePlan, weighted_sum_at_dst
 
 
-class GINELayer(nn.Module):
+class GINELayer(Layer):
     r""":math:`x_i' = \mathrm{MLP}\big((1+\epsilon) x_i + \sum_{j \in N(i)} \mathrm{ReLU}(x_j + e_{ji})\big)`
     with a 2-layer MLP (Linear -> ReLU -> Linear) and learnable :math:`\epsilon`.
 
@@ -23,7 +24,6 @@ class GINELayer(nn.Module):
     the unweighted layer.
     """
 
-    updates_edges = False
     uses_plan = True
     uses_edge_weight = True
 
@@ -54,7 +54,7 @@ class GINELayer(nn.Module):
             messages = (x.index_select(0, edge_index[0]) + edge).relu()
             aggregated = weighted_sum_at_dst(messages, edge_weight, edge_index[1], x.size(0))
         else:
-            plan = plan if plan is not None else EdgePlan(edge_index, x.size(0))
+            plan = self.plan_for(plan, edge_index, x.size(0))
             # one [E, F] buffer: the gather's output is summed and rectified in place (neither the
             # gather's backward nor the sum's reads it); PyG's message allocates three
             messages = plan.gather_src(x).add_(edge).relu_()

@@ -7,6 +7,7 @@ from torch import Tensor, nn
 from torch_geometric.utils import to_dense_batch
 
 from graphbench.modules.activations import make_activation
+from graphbench.modules.layers.contract import Layer
 from graphbench.modules.layers.gatedgcn import GatedGCNLayer
 from graphbench.modules.layers.gine import GINELayer
 from graphbench.modules.norms import NodeNorm
@@ -14,7 +15,7 @@ from graphbench.modules.norms import NodeNorm
 LOCAL_MODELS: tuple[str, ...] = ("gine", "gatedgcn")
 
 
-class GPSLayer(nn.Module):
+class GPSLayer(Layer):
     r"""One GPS layer: a local message-passing layer and global multi-head self-attention over the
     nodes of each graph, run in parallel on the same input, summed, then a feed-forward block
     (Rampášek et al., 2022, eq. 7-9):

@@ -6,6 +6,7 @@ from __future__ import annotations
 import torch
 from torch import Tensor, nn
 
+from graphbench.modules.layers.contract import Layer, gcn_product
 from graphbench.modules.propagation import EdgePlan
 
 
@@ -32,18 +33,14 @@ def mixed_order_propagation(x: Tensor, plan: EdgePlan, order: int) -> Tensor:
     :meth:`~graphbench.modules.propagation.EdgePlan.gcn_propagate`), :math:`K` = ``order``."""
     if order < 0:
         raise ValueError(f"model.layer.order must be a non-negative integer, got {order!r}")
-    if x.device.type == "cpu" and torch.is_autocast_enabled("cpu"):
-        # the CPU's sparse CSR product has no half-precision kernel (as in GCNLayer): float32 there
-        with torch.autocast("cpu", enabled=False):
-            return mixed_order_propagation(x.float(), plan, order)
     total, power = x, x
     for _ in range(order):
-        power = plan.gcn_propagate(power)
+        power = gcn_product(plan, power)  # float32 under CPU autocast
         total = total + power
     return total / (order + 1)
 
 
-class GRANDLayer(nn.Module):
+class GRANDLayer(Layer):
     r"""GRAND's random propagation followed by the first layer of its MLP:
 
     .. math::
@@ -63,7 +60,6 @@ class GRANDLayer(nn.Module):
     the normalization of :math:`\hat A`, as in GCN.
     """
 
-    updates_edges = False
     uses_edge_attr = False
     uses_plan = True
     uses_edge_weight = True
@@ -92,9 +88,6 @@ class GRANDLayer(nn.Module):
         plan: EdgePlan | None = None,
         edge_weight: Tensor | None = None,
     ) -> tuple[Tensor, Tensor | None]:
-        if plan is None:
-            plan = EdgePlan(edge_index, x.size(0), edge_weight)
-        elif plan.edge_weight is not edge_weight:
-            raise ValueError("GRANDLayer: the plan was built with other edge weights than the layer was given")
+        plan = self.gcn_plan_for(plan, edge_index, x.size(0), edge_weight)
         propagated = mixed_order_propagation(drop_node(x, self.drop_node, self.training), plan, self.order)
         return self.linear(self.dropout(propagated)), edge_attr

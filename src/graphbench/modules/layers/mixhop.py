@@ -2,11 +2,13 @@
 
 from __future__ import annotations
 
-from torch import Tensor, nn
+from torch import Tensor
 from torch_geometric.nn import MixHopConv
 
+from graphbench.modules.layers.contract import Layer
 
-class MixHopLayer(nn.Module):
+
+class MixHopLayer(Layer):
     r""":math:`X' = \big\Vert_{p \in P} \hat A^{p} X W_p` with :math:`\hat A = \hat D^{-1/2} (A + I) \hat D^{-1/2}`
     (PyG's :class:`~torch_geometric.nn.conv.MixHopConv`): one weight matrix per power :math:`p` in
     ``powers``, outputs concatenated, so ``out_dim`` must split evenly into ``len(powers)`` parts
@@ -14,7 +16,6 @@ class MixHopLayer(nn.Module):
     GraphSAINT's :math:`1/\alpha_{u,v}`) weighs :math:`A` inside the normalization of :math:`\hat A`,
     as in GCN (``MixHopConv(x, edge_index, edge_weight)``)."""
 
-    updates_edges = False
     uses_edge_attr = False
     uses_edge_weight = True
 

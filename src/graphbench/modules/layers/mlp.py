@@ -4,12 +4,13 @@ from __future__ import annotations
 
 from torch import Tensor, nn
 
+from graphbench.modules.layers.contract import Layer
 
-class MLPLayer(nn.Module):
+
+class MLPLayer(Layer):
     r""":math:`x_i' = W x_i + b`, ignoring the graph: with pooling this is a DeepSets-style baseline
     that any model using the edges must beat."""
 
-    updates_edges = False
     # ignores a batch's edge_weight (GraphSAINT's 1/alpha_uv): no aggregation over neighbours
     uses_edge_weight = False
     uses_edge_attr = False

@@ -8,6 +8,8 @@ from torch import Tensor, nn
 from torch_geometric.nn import GMMConv
 from torch_geometric.utils import degree
 
+from graphbench.modules.layers.contract import Layer
+
 
 def degree_pseudo_coordinates(edge_index: Tensor, num_nodes: int) -> Tensor:
     r"""Pseudo-coordinates :math:`u(j, i) = \big(1/\sqrt{\deg j + 1},\ 1/\sqrt{\deg i + 1}\big)` of every
@@ -18,7 +20,7 @@ def degree_pseudo_coordinates(edge_index: Tensor, num_nodes: int) -> Tensor:
     return torch.stack([inv_sqrt[src], inv_sqrt[dst]], dim=-1)
 
 
-class MoNetLayer(nn.Module):
+class MoNetLayer(Layer):
     r"""Gaussian mixture model convolution over learned degree pseudo-coordinates:
 
     .. math::
@@ -37,7 +39,6 @@ class MoNetLayer(nn.Module):
     features are not used: ``edge_attr`` passes through unchanged.
     """
 
-    updates_edges = False
     # ignores a batch's edge_weight (GraphSAINT's 1/alpha_uv): the Gaussian kernels on pseudo-coordinates replace the edge weights
     uses_edge_weight = False
     uses_edge_attr = False

@@ -3,17 +3,18 @@
 from __future__ import annotations
 
 import torch.nn.functional as F
-from torch import Tensor, nn
+from torch import Tensor
 from torch_geometric.nn import SAGEConv
 from torch_geometric.utils import scatter
 
+from graphbench.modules.layers.contract import Layer
 from graphbench.modules.propagation import weighted_sum_at_dst
 
 #: aggregators with a weighted form (``edge_weight``); any other ignores the weights
 WEIGHTED_AGGRS: tuple[str, ...] = ("mean", "sum", "add")
 
 
-class SAGELayer(nn.Module):
+class SAGELayer(Layer):
     r"""GraphSAGE with the mean aggregator (Hamilton et al., 2017, Alg. 1, the concatenation
     :math:`W[h_i \,\|\, \mathrm{mean}_j h_j]` written as two matrices):
 
@@ -33,7 +34,6 @@ class SAGELayer(nn.Module):
     estimate of the full-graph sum). Other aggregators (``max``, ...) have no weighted form and
     ignore ``edge_weight``."""
 
-    updates_edges = False
     uses_edge_attr = False
     uses_edge_weight = True
 

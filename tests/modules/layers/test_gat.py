@@ -1,14 +1,14 @@
-"""GAT and GATv2: zero attention vectors give uniform attention over N(i) and i itself."""
+"""GAT: zero attention vectors give uniform attention over N(i) and i itself; edge features steer it."""
 
 from __future__ import annotations
 
 import pytest
 import torch
 
-from graphbench.modules.layers import GATLayer, GATv2Layer
+from graphbench.modules.layers import GATLayer
 from tests.modules._graphs import PATH_EDGES, PATH_X, set_identity
 
-#: mean over N(i) and i itself (GAT adds self-loops) of PATH_X
+#: mean over N(i) and i itself (GAT adds self-loops) of PATH_X (also tests/modules/layers/test_gatv2.py)
 CLOSED_MEAN = torch.tensor([[11 / 2, 1 / 2], [111 / 3, 3 / 3], [1110 / 3, 6 / 3], [1100 / 2, 5 / 2]])
 
 
@@ -21,19 +21,9 @@ def uniform_gat() -> GATLayer:
     return layer
 
 
-def uniform_gatv2() -> GATv2Layer:
-    layer = GATv2Layer(2, 2, 2, heads=2)
-    set_identity(layer.conv.lin_l)
-    with torch.no_grad():
-        layer.conv.att.zero_()
-        layer.conv.bias.zero_()
-    return layer
-
-
-@pytest.mark.parametrize("make", [uniform_gat, uniform_gatv2])
-def test_zero_attention_is_closed_neighbourhood_mean(make) -> None:
+def test_zero_attention_is_closed_neighbourhood_mean() -> None:
     e = torch.randn(PATH_EDGES.size(1), 2)
-    out, e_out = make()(PATH_X, PATH_EDGES, e)
+    out, e_out = uniform_gat()(PATH_X, PATH_EDGES, e)
     assert torch.allclose(out, CLOSED_MEAN)
     assert e_out is e
 
@@ -50,15 +40,13 @@ def test_edge_features_steer_gat_attention() -> None:
     assert torch.allclose(out[0], CLOSED_MEAN[0])
 
 
-@pytest.mark.parametrize("cls", [GATLayer, GATv2Layer])
-def test_heads_concatenate_to_out_dim(cls) -> None:
-    layer = cls(12, 12, 5, heads=4)
+def test_heads_concatenate_to_out_dim() -> None:
+    layer = GATLayer(12, 12, 5, heads=4)
     out, _ = layer(torch.randn(4, 12), PATH_EDGES, torch.randn(PATH_EDGES.size(1), 5))
     assert out.shape == (4, 12)
     assert layer.conv.heads == 4 and layer.conv.out_channels == 3
 
 
-@pytest.mark.parametrize("cls", [GATLayer, GATv2Layer])
-def test_width_not_divisible_by_heads_names_the_fix(cls) -> None:
-    with pytest.raises(ValueError, match="multiple of heads=4"):
-        cls(10, 10, 10, heads=4)
+def test_width_not_divisible_by_heads_names_the_fix() -> None:
+    with pytest.raises(ValueError, match="gat: hidden_dim=10 must be a positive multiple of heads=4"):
+        GATLayer(10, 10, 10, heads=4)
