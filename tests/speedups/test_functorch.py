@@ -18,3 +18,15 @@ def test_a_plain_tensor_is_not_transformed_and_one_inside_vmap_and_vjp_is() -> N
     torch.func.vmap(record)(torch.ones(4, 3))
     torch.func.vjp(record, torch.ones(3))
     assert seen == [True, True]
+
+
+def test_an_unbatched_tensor_met_inside_vmap_counts_as_transformed() -> None:
+    fixed = torch.ones(3)
+    seen: list[bool] = []
+
+    def record(w: torch.Tensor) -> torch.Tensor:
+        seen.append(transformed(fixed))
+        return w * fixed
+
+    torch.func.vmap(record)(torch.ones(4, 3))
+    assert seen == [True] and transformed(fixed) is False

@@ -34,7 +34,8 @@ def planetoid_cfg(tmp_path: Path, *extra: str) -> DictConfig:
 
 @pytest.mark.parametrize("dropout", [0.0, 0.5])
 def test_fit_many_equals_one_fit_per_label_vector(tmp_path: Path, dropout: float) -> None:
-    cfg = planetoid_cfg(tmp_path, f"model.dropout={dropout}", f"model.input_dropout={dropout}")
+    # speedups=off: the CPU's compiled dropout mask is an autograd.Function that torch.func cannot batch
+    cfg = planetoid_cfg(tmp_path, f"model.dropout={dropout}", f"model.input_dropout={dropout}", "speedups=off")
     graph = node_datamodule(cfg).graph
     recipe = FullBatchRecipe.from_config(cfg, node_datamodule(cfg).info)
     graph.train_mask = graph.train_mask | graph.val_mask
@@ -57,3 +58,10 @@ def test_fit_many_refuses_an_optimizer_that_couples_entries(tmp_path: Path) -> N
     recipe = FullBatchRecipe.from_config(cfg, dm.info)
     with pytest.raises(ConfigError, match=r"optimizer=LBFGS: batched fits need an element-wise optimizer \(SGD, Adam, AdamW\)"):
         fit_many(recipe, dm.graph, seed=0, labels=dm.graph.y.repeat(2, 1))
+
+
+def test_fit_many_trains_with_the_cpu_dropout_speedup_switched_on(tmp_path: Path) -> None:
+    cfg = planetoid_cfg(tmp_path, "model.dropout=0.5", "speedups=auto")
+    dm = node_datamodule(cfg)
+    results = fit_many(FullBatchRecipe.from_config(cfg, dm.info), dm.graph, seed=0, labels=dm.graph.y.repeat(2, 1))
+    assert [r.epochs for r in results] == [6, 6] and torch.equal(results[0].predictions, results[1].predictions)

@@ -23,7 +23,8 @@ from typing import Any
 import torch
 from omegaconf import DictConfig, ListConfig, OmegaConf, open_dict
 from torch import Tensor, nn
-from torch.optim import Optimizer
+from torch.func import functional_call, vmap
+from torch.optim import SGD, Adam, AdamW, Optimizer
 from torch_geometric.data import Data
 
 from graphbench.build import network_builder, network_width
@@ -109,7 +110,7 @@ def fit(
     if epochs < 1:
         raise ConfigError(f"a fit needs at least one epoch, got {epochs}")
     torch.manual_seed(seed)
-    network = recipe.make_network(recipe.hidden_dim)
+    network = recipe.make_network(recipe.hidden_dim).to(graph.y.device)
     optimizer = recipe.optimizer(network.parameters())
     targets = (graph.y if labels is None else labels)[graph.train_mask]
     best: tuple[float, int, dict[str, Tensor]] | None = None
@@ -127,6 +128,62 @@ def fit(
         network.load_state_dict(best[2])
     predictions, train, val, test = _evaluate(network, graph)
     return FitResult(best[1] if best is not None else epochs, train, val, test, predictions)
+
+
+#: optimizers whose update of a parameter entry reads only that entry's own gradient and state, so that
+#: one optimizer over stacked copies updates each copy exactly as its own optimizer would
+ELEMENTWISE_OPTIMIZERS: tuple[type[Optimizer], ...] = (SGD, Adam, AdamW)
+
+
+def fit_many(recipe: FullBatchRecipe, graph: Data, seed: int, labels: Tensor, *, epochs: int | None = None) -> list[FitResult]:
+    r"""``[fit(recipe, graph, seed, select=False, epochs=epochs, labels=y) for y in labels]`` (``labels``:
+    ``[K, N]``, one target vector per fit), trained at once: the K networks are copies of the one
+    network that ``seed`` initialises, their parameters stacked along a new first dimension
+    (:math:`\theta \in \mathbb{R}^{K \times \dots}`) and run by :func:`torch.func.vmap` over
+    :func:`torch.func.functional_call`. The loss is :math:`\sum_k L(f_{\theta_k}(G), y_k)`, so the
+    gradient of copy :math:`k` is that of its own loss, and the optimizer (one of
+    :data:`ELEMENTWISE_OPTIMIZERS`, whose update of an entry reads only that entry) steps each copy as
+    its own optimizer would. Dropout draws one mask for all copies (``randomness="same"``), the mask that
+    each sequential fit, seeded alike, draws. Equal to the sequential fits up to float rounding (batched
+    products sum in another order); ValidUtil's tuning fits, one per class of a validation node, run
+    this way (the IGB code runs them one after the other)."""
+    epochs = recipe.max_epochs if epochs is None else int(epochs)
+    if epochs < 1:
+        raise ConfigError(f"a fit needs at least one epoch, got {epochs}")
+    if labels.dim() != 2 or labels.size(1) != graph.num_nodes:
+        raise ValueError(
+            f"fit_many: labels must be [K, {graph.num_nodes}] (one target per node and fit), got {list(labels.shape)}"
+        )
+    torch.manual_seed(seed)
+    network = recipe.make_network(recipe.hidden_dim).to(graph.y.device)
+    count = labels.size(0)
+    params = {
+        name: p.detach().unsqueeze(0).repeat(count, *(1,) * p.dim()).requires_grad_() for name, p in network.named_parameters()
+    }
+    buffers = dict(network.named_buffers())
+    optimizer = recipe.optimizer(list(params.values()))
+    if not isinstance(optimizer, ELEMENTWISE_OPTIMIZERS):
+        names = ", ".join(o.__name__ for o in ELEMENTWISE_OPTIMIZERS)
+        raise ConfigError(f"optimizer={type(optimizer).__name__}: batched fits need an element-wise optimizer ({names})")
+    batched = vmap(lambda p: functional_call(network, (p, buffers), (graph,)), randomness="same")
+    mask = graph.train_mask
+    targets = labels[:, mask]
+    network.train()
+    for _ in range(epochs):
+        optimizer.zero_grad()
+        logits = batched(params)[:, mask]
+        loss = vmap(recipe.loss)(logits, targets).sum()
+        loss.backward()
+        optimizer.step()
+    network.eval()
+    with torch.no_grad():
+        logits = batched(params)
+    network.train()
+    results = []
+    for k in range(count):
+        train, val, test = (accuracy(logits[k], graph.y, graph[f"{split}_mask"]) for split in ("train", "val", "test"))
+        results.append(FitResult(epochs, train, val, test, logits[k].argmax(dim=-1)))
+    return results
 
 
 def retrain(recipe: FullBatchRecipe, graph: Data, seed: int, epochs: int) -> FitResult:
