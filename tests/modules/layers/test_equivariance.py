@@ -27,10 +27,18 @@ LAYERS: dict[str, Callable[[], nn.Module]] = {
     "gps": lambda: L.GPSLayer(8, 8, 8, heads=2),
     "gps-gatedgcn": lambda: L.GPSLayer(8, 8, 8, heads=2, local="gatedgcn"),
     "mlp": lambda: L.MLPLayer(8, 8, 8),
+    "appnp": lambda: L.APPNPLayer(8, 8, 8, K=3),
+    "gcnii": lambda: L.GCNIILayer(8, 8, 8, num_convs=3),
+    "grand": lambda: L.GRANDLayer(8, 8, 8, order=3),
+    "mixhop": lambda: L.MixHopLayer(8, 6, 8),
 }
 MODELS = ("gcn", "gine", "gatedgcn", "gin", "gat", "gatv2", "sage", "monet", "gps", "mlp")
 # a 6-node graph with a triangle, a tail and an isolated node 5
 EDGES = torch.tensor([[0, 1, 1, 2, 2, 0, 2, 3, 3, 4], [1, 0, 2, 1, 0, 2, 3, 2, 4, 3]])
+
+
+def test_every_registered_layer_is_checked() -> None:
+    assert {type(make()).__name__ for make in LAYERS.values()} == set(L.__all__)
 
 
 @pytest.mark.parametrize("name", sorted(LAYERS))
