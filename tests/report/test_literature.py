@@ -7,9 +7,12 @@ import math
 from pathlib import Path
 
 import pytest
+from hydra import compose, initialize_config_dir
+from omegaconf import OmegaConf
 
 from graphbench.report.__main__ import main
 from graphbench.report.literature import PaperValue, gap_in_std, paper_value
+from tests.paths import REPO
 
 KW = {"metric": "accuracy", "value": 0.815, "model": "gcn", "source": "Kipf & Welling 2017"}
 
@@ -64,3 +67,22 @@ def test_report_prints_the_paper_column(tmp_path: Path, capsys: pytest.CaptureFi
     assert gcn_row.endswith("| 0.8150 (Kipf & Welling 2017) | 0.25 |")
     mlp_row = next(line for line in out.splitlines() if line.startswith("| model=mlp"))
     assert mlp_row.endswith("| n/a | n/a |")
+
+
+def test_a_task_entry_wins_and_must_match_the_dataset() -> None:
+    igb = {"metric": "accuracy", "value": 0.858, "model": "gcn", "dataset": "cora", "source": "IGB"}
+    config = {"model": {"name": "gcn"}, "dataset": {"name": "cora", "literature": [KW]}, "task": {"literature": [igb]}}
+    assert paper_value(config, "accuracy") == PaperValue("accuracy", 0.858, "IGB", model="gcn", dataset="cora")
+    config["dataset"]["name"] = "citeseer"  # the task's entry is Cora's: the dataset's own entry answers
+    assert paper_value(config, "accuracy") == PaperValue("accuracy", 0.815, "Kipf & Welling 2017", model="gcn")
+
+
+@pytest.mark.parametrize(
+    ("dataset", "model", "value"),
+    [("cora", "gcn", 0.858), ("citeseer", "gcn", 0.760), ("cora", "appnp", 0.858), ("citeseer", "mixhop", 0.755)],
+)
+def test_validutil_runs_are_compared_with_the_igb_readme(dataset: str, model: str, value: float) -> None:
+    with initialize_config_dir(config_dir=str(REPO / "conf"), version_base="1.3"):
+        cfg = compose("config", overrides=["task=validutil", f"dataset={dataset}", f"model={model}"])
+    paper = paper_value(OmegaConf.to_container(cfg, resolve=False), "accuracy")
+    assert paper is not None and paper.value == value and paper.source.startswith("IGB README, ValidUtil")

@@ -10,9 +10,9 @@ from omegaconf import DictConfig, OmegaConf
 
 from graphbench.run.errors import ConfigError, GraphbenchError
 
-#: keys that describe a group option (for logs, reports and the budget) or how it runs (model.compile),
+#: keys that describe a group option (for logs, reports and their paper values, the budget) or how it runs (model.compile),
 #: not constructor arguments
-METADATA_KEYS: tuple[str, ...] = ("name", "width_multiple", "compile")
+METADATA_KEYS: tuple[str, ...] = ("name", "width_multiple", "compile", "literature")
 
 
 def build(node: DictConfig, what: str, drop: tuple[str, ...] = (), **kwargs: Any) -> Any:

@@ -1,10 +1,12 @@
 """The paper column: published values that a configuration reproduces, taken from its config.
 
-A dataset YAML (``dataset.literature``) or an experiment YAML (top-level ``literature``) lists
-entries such as ``{metric: accuracy, value: 0.815, std: null, model: gcn, source: "Kipf & Welling
-2017, Table 2"}``. A group of runs is matched with the first entry of its experiment, then of its
-dataset, whose ``metric`` is the block's metric and whose ``model`` (when given) is the group's
-``model.name``. The gap is reported in units of the reproduced standard deviation,
+A task YAML (``task.literature``), an experiment YAML (top-level ``literature``) or a dataset YAML
+(``dataset.literature``) lists entries such as ``{metric: accuracy, value: 0.815, std: null, model:
+gcn, source: "Kipf & Welling 2017, Table 2"}``. A group of runs is matched with the first entry of its
+task, then of its experiment, then of its dataset, whose ``metric`` is the block's metric and whose
+``model`` and ``dataset`` (when given) are the group's ``model.name`` and ``dataset.name``: a task such
+as ``task=validutil`` measures something else than training does on the same dataset and model, so its
+own entries (one per dataset) come first. The gap is reported in units of the reproduced standard deviation,
 :math:`(\\bar{x} - x_{\\text{paper}}) / s`, so that "2.0" reads "two of our standard deviations above
 the paper".
 """
@@ -16,18 +18,20 @@ from dataclasses import dataclass
 from typing import Any
 
 #: config keys holding literature entries: the experiment's, then the dataset's
-LITERATURE_KEYS: tuple[tuple[str, ...], ...] = (("literature",), ("dataset", "literature"))
+LITERATURE_KEYS: tuple[tuple[str, ...], ...] = (("task", "literature"), ("literature",), ("dataset", "literature"))
 
 
 @dataclass(frozen=True)
 class PaperValue:
-    """One published number: ``value`` (± ``std`` when published) of ``metric`` for ``model``."""
+    """One published number: ``value`` (± ``std`` when published) of ``metric`` for ``model`` on
+    ``dataset`` (``None``: any)."""
 
     metric: str
     value: float
     source: str
     std: float | None = None
     model: str | None = None
+    dataset: str | None = None
 
     def formatted(self) -> str:
         std = f" ± {self.std:.4f}" if self.std is not None else ""
@@ -49,12 +53,14 @@ def _parse(entry: Any) -> PaperValue | None:
         return None
     std = entry.get("std")
     model = entry.get("model")
+    dataset = entry.get("dataset")
     return PaperValue(
         metric=metric,
         value=float(value),
         source=str(source or "source not given"),
         std=float(std) if isinstance(std, (int, float)) and not isinstance(std, bool) else None,
         model=str(model) if model is not None else None,
+        dataset=str(dataset) if dataset is not None else None,
     )
 
 
@@ -62,11 +68,11 @@ def paper_value(config: dict[str, Any] | None, metric: str) -> PaperValue | None
     """The published value a run with ``config`` is compared with on ``metric``, or ``None``."""
     if not config:
         return None
-    model = config.get("model", {}).get("name") if isinstance(config.get("model"), dict) else None
+    model, dataset = (config[key].get("name") if isinstance(config.get(key), dict) else None for key in ("model", "dataset"))
     for path in LITERATURE_KEYS:
         for entry in _entries(config, path):
             paper = _parse(entry)
-            if paper is not None and paper.metric == metric and paper.model in (None, model):
+            if paper is not None and paper.metric == metric and paper.model in (None, model) and paper.dataset in (None, dataset):
                 return paper
     return None
 
