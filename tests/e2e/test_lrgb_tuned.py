@@ -16,7 +16,7 @@ from graphbench.data.sources.graph import peptides
 from graphbench.data.sources.link import pcqm_contact
 from graphbench.modules.network import count_parameters
 from graphbench.tasks.train import train
-from tests.data.sources.graph.test_peptides_struct import write_fixture as write_peptides_struct
+from tests.data.sources.graph.test_peptides import write_struct_fixture as write_peptides_struct
 from tests.data.sources.link.link_fixtures import write_pcqm_contact
 from tests.data.sources.node.test_lrgb_superpixels import write_lrgb
 from tests.paths import CONF
