@@ -26,7 +26,7 @@ def test_gcnii_parameters_and_identity_mapping_with_full_initial_residual() -> N
     out, _ = layer(x, EDGE_INDEX, None)
     # alpha = 1 keeps only H0 = relu(x), theta = 0 makes every beta 0 (identity mapping)
     assert torch.allclose(out, torch.relu(x))
-    assert getattr(GCNIILayer, "self_contained", False)
+    assert GCNIILayer.self_contained
     with pytest.raises(ValueError, match="in_dim"):
         GCNIILayer(8, 4, 0)
 
