@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import dataclasses
+import math
 from pathlib import Path
 
 import pytest
@@ -11,6 +13,7 @@ from omegaconf import DictConfig
 
 from graphbench.analysis.igb.fit import FullBatchRecipe, fit, fit_many
 from graphbench.analysis.subset_training import node_datamodule
+from graphbench.modules.losses import ConsistencyLoss
 from graphbench.run.errors import ConfigError
 from tests.data.sources.node.planetoid_fixture import write_planetoid
 from tests.paths import REPO
@@ -65,3 +68,43 @@ def test_fit_many_trains_with_the_cpu_dropout_speedup_switched_on(tmp_path: Path
     dm = node_datamodule(cfg)
     results = fit_many(FullBatchRecipe.from_config(cfg, dm.info), dm.graph, seed=0, labels=dm.graph.y.repeat(2, 1))
     assert [r.epochs for r in results] == [6, 6] and torch.equal(results[0].predictions, results[1].predictions)
+
+
+def test_the_objective_is_grands_mean_loss_over_passes_plus_consistency() -> None:
+    """Two passes over two nodes, node 0 labelled class 0: softmax rows (3/4, 1/4) and (1/4, 3/4) for
+    node 0, (1/2, 1/2) twice for node 1. Supervised: (ln 4/3 + ln 4) / 2 = ln(16/3) / 2. The average
+    (1/2, 1/2) stays so when sharpened; node 0 is 2 * (1/4)^2 = 1/8 off it in each pass, node 1 0, so
+    the consistency term is weight 2 * (1/8 + 0) / 2 = 1/8."""
+    recipe = FullBatchRecipe(
+        make_network=lambda hidden: torch.nn.Identity(),
+        hidden_dim=1,
+        optimizer=torch.optim.SGD,
+        loss=torch.nn.CrossEntropyLoss(),
+        max_epochs=1,
+        consistency=ConsistencyLoss(num_augmentations=2, temperature=0.5, weight=2.0),
+    )
+    ln3 = math.log(3.0)
+    passes = [torch.tensor([[ln3, 0.0], [0.0, 0.0]]), torch.tensor([[0.0, ln3], [0.0, 0.0]])]
+    loss = recipe.objective(passes, torch.tensor([0]), torch.tensor([0]))
+    assert loss.item() == pytest.approx(math.log(16 / 3) / 2 + 1 / 8, abs=1e-6)
+    with pytest.raises(ValueError, match="the objective takes 2 passes' logits, got 1"):
+        recipe.objective(passes[:1], torch.tensor([0]), torch.tensor([0]))
+
+
+def test_a_grand_fit_trains_on_its_augmented_passes(tmp_path: Path) -> None:
+    cfg = planetoid_cfg(tmp_path, "experiment=planetoid/cora-grand", "trainer.max_epochs=3", "speedups=off")
+    dm = node_datamodule(cfg)
+    recipe = FullBatchRecipe.from_config(cfg, dm.info)
+    assert recipe.consistency is not None and recipe.passes == 4  # GRAND's S on Cora
+    calls: list[bool] = []
+
+    def counted(hidden: int) -> torch.nn.Module:
+        network = recipe.make_network(hidden)
+        network.register_forward_hook(lambda module, args, out: calls.append(module.training))
+        return network
+
+    counting = dataclasses.replace(recipe, make_network=counted)
+    single = fit(counting, dm.graph, seed=0, select=False)
+    assert calls == [True] * 3 * 4 + [False]  # S passes in each of 3 epochs, then one evaluation
+    (batched,) = fit_many(recipe, dm.graph, seed=0, labels=dm.graph.y.unsqueeze(0))
+    assert (batched.train, batched.val, batched.test) == (single.train, single.val, single.test)

@@ -30,18 +30,22 @@ from torch_geometric.data import Data
 from graphbench.build import network_builder, network_width
 from graphbench.config.instantiate import METADATA_KEYS, build
 from graphbench.data.info import DatasetInfo
+from graphbench.modules.losses import ConsistencyLoss
 from graphbench.run.errors import ConfigError
 
 
 @dataclass(frozen=True)
 class FullBatchRecipe:
-    """What a fit needs from the config: the network factory and width, optimizer, loss and epochs."""
+    """What a fit needs from the config: the network factory and width, optimizer, loss and epochs, and
+    GRAND's consistency regularization where the model has one (``model.consistency``, as
+    :func:`graphbench.build.build_task_module` reads it for ``task=train``)."""
 
     make_network: Callable[[int], nn.Module]
     hidden_dim: int
     optimizer: Callable[[Iterable[nn.Parameter]], Optimizer]
     loss: Callable[[Tensor, Tensor], Tensor]
     max_epochs: int
+    consistency: ConsistencyLoss | None = None
 
     @classmethod
     def from_config(cls, cfg: DictConfig, info: DatasetInfo) -> FullBatchRecipe:
@@ -56,13 +60,30 @@ class FullBatchRecipe:
                 "learning-rate schedule; set scheduler=none (the planetoid experiments do)"
             )
         make_network = network_builder(cfg, info)
+        consistency = cfg.model.get("consistency")
         return cls(
             make_network=make_network,
             hidden_dim=network_width(cfg, make_network),
             optimizer=build(cfg.optimizer, "optimizer", METADATA_KEYS),
             loss=build(cfg.dataset.module.loss, "dataset.module.loss"),
             max_epochs=int(cfg.trainer.max_epochs),
+            consistency=None if consistency is None else build(consistency, "model.consistency"),
         )
+
+    @property
+    def passes(self) -> int:
+        """Forward passes per training step: GRAND's :math:`S` augmentations, else one."""
+        return 1 if self.consistency is None else self.consistency.num_augmentations
+
+    def objective(self, logits: Sequence[Tensor], train_index: Tensor, targets: Tensor) -> Tensor:
+        r"""The training loss of one step from the logits of its :attr:`passes` forward passes over the
+        whole graph: ``loss`` on the rows ``train_index``; with ``consistency`` GRAND's objective, as
+        :class:`~graphbench.modules.task_module.GraphTaskModule` trains it, :math:`\frac1S \sum_s
+        L(Z^{(s)}_{\text{train}}, y) + \lambda \mathcal L_{\mathrm{con}}(Z^{(1..S)})` over all nodes."""
+        if len(logits) != self.passes:
+            raise ValueError(f"the objective takes {self.passes} passes' logits, got {len(logits)}")
+        supervised = torch.stack([self.loss(z.index_select(0, train_index), targets) for z in logits]).mean()
+        return supervised if self.consistency is None else supervised + self.consistency(list(logits))
 
 
 @dataclass(frozen=True)
@@ -112,12 +133,13 @@ def fit(
     torch.manual_seed(seed)
     network = recipe.make_network(recipe.hidden_dim).to(graph.y.device)
     optimizer = recipe.optimizer(network.parameters())
-    targets = (graph.y if labels is None else labels)[graph.train_mask]
+    train_index = graph.train_mask.nonzero().view(-1)
+    targets = (graph.y if labels is None else labels).index_select(0, train_index)
     best: tuple[float, int, dict[str, Tensor]] | None = None
     network.train()
     for epoch in range(1, epochs + 1):
         optimizer.zero_grad()
-        loss = recipe.loss(network(graph)[graph.train_mask], targets)
+        loss = recipe.objective([network(graph) for _ in range(recipe.passes)], train_index, targets)
         loss.backward()
         optimizer.step()
         if select:
@@ -166,13 +188,14 @@ def fit_many(recipe: FullBatchRecipe, graph: Data, seed: int, labels: Tensor, *,
         names = ", ".join(o.__name__ for o in ELEMENTWISE_OPTIMIZERS)
         raise ConfigError(f"optimizer={type(optimizer).__name__}: batched fits need an element-wise optimizer ({names})")
     batched = vmap(lambda p: functional_call(network, (p, buffers), (graph,)), randomness="same")
-    mask = graph.train_mask
-    targets = labels[:, mask]
+    train_index = graph.train_mask.nonzero().view(-1)
+    targets = labels.index_select(1, train_index)
+    objective = vmap(lambda passes, y: recipe.objective(passes.unbind(0), train_index, y))
     network.train()
     for _ in range(epochs):
         optimizer.zero_grad()
-        logits = batched(params)[:, mask]
-        loss = vmap(recipe.loss)(logits, targets).sum()
+        passes = torch.stack([batched(params) for _ in range(recipe.passes)], dim=1)  # [K, S, N, C]
+        loss = objective(passes, targets).sum()
         loss.backward()
         optimizer.step()
     network.eval()
