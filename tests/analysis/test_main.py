@@ -1,6 +1,5 @@
 """``python -m graphbench.analysis``: the homophily command (datasets composed as run.py composes them, one row
-each), its argument errors, and the graph of an inductive DataModule (the memorization command:
-``tests/analysis/test_memorization_plots.py``)."""
+each), its argument errors, the graph of an inductive DataModule, and the memorization command's table and plot."""
 
 from __future__ import annotations
 
@@ -15,6 +14,7 @@ from torch_geometric.data import Data
 
 from graphbench.analysis.__main__ import graph_of, main
 from tests.analysis.test_homophily import PATH_EDGES, PATH_Y
+from tests.analysis.test_memorization_plots import PNG_MAGIC, write_run
 from tests.paths import CONF, SHARED_DATA
 
 
@@ -87,3 +87,13 @@ def test_cli_on_real_cora(tmp_path: Path, capsys: pytest.CaptureFixture[str]) ->
     assert float(values["edge_homophily"]) == pytest.approx(0.8100, abs=5e-5)
     assert float(values["adjusted_homophily"]) == pytest.approx(0.77, abs=5e-3)
     assert float(values["label_informativeness"]) == pytest.approx(0.59, abs=5e-3)
+
+
+def test_cli_prints_the_table_and_saves_the_plot(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    write_run(tmp_path / "runs" / "0", 0.0, 0.3)
+    assert main(["memorization", str(tmp_path / "runs"), "--plot", str(tmp_path / "p.png")]) == 0
+    assert "| syn-cora | 0 | gcn | best |  | 0 | 30.0 | 0.0 | 50.0 | 25.0 |" in capsys.readouterr().out
+    assert (tmp_path / "p.png").read_bytes()[:8] == PNG_MAGIC
+    (tmp_path / "empty").mkdir()
+    assert main(["memorization", str(tmp_path / "empty")]) == 1
+    assert "no completed task=memorization run" in capsys.readouterr().err

@@ -1,4 +1,5 @@
-"""The memorization plots and the multirun table, on hand-written results.json files."""
+"""The memorization plots and the multirun table, on hand-written results.json files (the command line:
+``tests/analysis/test_main.py``)."""
 
 from __future__ import annotations
 
@@ -6,7 +7,6 @@ from pathlib import Path
 
 import pytest
 
-from graphbench.analysis.__main__ import main
 from graphbench.analysis.memorization_plots import collect_runs, plot_histogram, plot_rate_vs_homophily, runs_table
 from graphbench.run.record import RunRecord
 
@@ -47,13 +47,3 @@ def test_collect_runs_keeps_completed_memorization_runs_sorted(tmp_path: Path) -
 def test_histogram_is_a_png(tmp_path: Path) -> None:
     path = plot_histogram({"candidate": [0.9, 0.1, -0.2], "control": [0.0, 0.05], "shared": []}, 0.5, tmp_path / "h.png", "t")
     assert path.read_bytes()[:8] == PNG_MAGIC
-
-
-def test_cli_prints_the_table_and_saves_the_plot(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
-    write_run(tmp_path / "runs" / "0", 0.0, 0.3)
-    assert main(["memorization", str(tmp_path / "runs"), "--plot", str(tmp_path / "p.png")]) == 0
-    assert "| syn-cora | 0 | gcn | best |  | 0 | 30.0 | 0.0 | 50.0 | 25.0 |" in capsys.readouterr().out
-    assert (tmp_path / "p.png").read_bytes()[:8] == PNG_MAGIC
-    (tmp_path / "empty").mkdir()
-    assert main(["memorization", str(tmp_path / "empty")]) == 1
-    assert "no completed task=memorization run" in capsys.readouterr().err
