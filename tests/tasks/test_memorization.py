@@ -1,13 +1,23 @@
-"""task=memorization: its arguments checked before anything is built (a whole run, through the CLI:
-``tests/e2e/test_memorization_cli.py``)."""
+"""task=memorization: its arguments checked before anything is built, and the run's wiring of node sets, models,
+scores and metrics with stand-in models (a whole run, through the CLI: ``tests/e2e/test_memorization_cli.py``)."""
 
 from __future__ import annotations
 
-import pytest
-from omegaconf import OmegaConf
+import csv
+from collections.abc import Callable
+from pathlib import Path
 
+import pytest
+import torch
+from omegaconf import DictConfig, OmegaConf
+from torch.nn import functional as F
+
+from graphbench.analysis.memorization import CSV_FILENAME
 from graphbench.run.errors import ConfigError
+from graphbench.tasks import memorization
 from graphbench.tasks.memorization import run_memorization
+from tests.data.sources.node.test_geom_gcn import write_geom_gcn
+from tests.e2e.test_memorization_cli import TINY
 
 
 @pytest.mark.parametrize(
@@ -22,3 +32,34 @@ from graphbench.tasks.memorization import run_memorization
 def test_bad_arguments_are_refused_before_anything_is_built(kwargs: dict, message: str) -> None:
     with pytest.raises(ConfigError, match=message):
         run_memorization(OmegaConf.create({}), **kwargs)
+
+
+def test_the_task_wires_the_node_sets_to_the_two_models_and_scores_every_node(
+    tmp_path: Path, compose_cfg: Callable[..., DictConfig], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Models stand in for training: each puts probability 1 on the true label of its training nodes and is
+    uniform over the C = 5 classes elsewhere. Then mem = 1 - 1/5 on candidates (f trains on them, g does not),
+    -(1 - 1/5) on independent nodes, 0 on shared and control nodes."""
+    trained: list[int] = []
+
+    def train_on_nodes(cfg, train_mask, val_mask, seed, run_dir, datamodule, checkpoint):
+        labels = datamodule.graph.y.view(-1)
+        probs = torch.full((labels.numel(), 5), 0.2)
+        probs[train_mask] = F.one_hot(labels[train_mask], 5).float()
+        trained.append(seed)
+        return probs
+
+    monkeypatch.setattr(memorization, "train_on_nodes", train_on_nodes)
+    write_geom_gcn(tmp_path / "data", "texas", num_nodes=60)
+    record = run_memorization(compose_cfg([*TINY, "seed=2", f"paths.data_dir={tmp_path / 'data'}"]), num_seeds=2, plots=False)
+    assert record.status == "completed" and trained == [4, 4, 5, 5]  # seeds cfg.seed * num_seeds + i, for f and g
+    with (tmp_path / "run" / CSV_FILENAME).open() as handle:
+        mem = {(row["set"], float(row["mem"])) for row in csv.DictReader(handle)}
+    assert {name for name, _ in mem} == {"shared", "candidate", "independent", "control"}
+    expected = {"shared": 0.0, "candidate": 0.8, "independent": -0.8, "control": 0.0}
+    assert all(value == pytest.approx(expected[name]) for name, value in mem)
+    metrics = record.metrics
+    assert (metrics["memorization/rate"], metrics["memorization/rate_control"]) == (1.0, 0.0)
+    assert metrics["memorization/mean_candidate"] == pytest.approx(0.8)
+    assert metrics["memorization/mean_independent"] == pytest.approx(-0.8)
+    assert metrics["lds/candidate_not_memorized"] is None  # every candidate is memorized
