@@ -28,7 +28,8 @@ class GCNLayer(Layer):
     give the same result up to float rounding.
 
     ``improved=True``: :math:`\hat A = A + 2I` (PyG's ``GCNConv(improved=True)``; the IGB code's GCN on
-    CiteSeer), computed by ``GCNConv`` itself (the shared plan normalizes with :math:`A + I`).
+    CiteSeer), computed by ``GCNConv`` itself (the shared plan normalizes with :math:`A + I`), with unit
+    edge weights when none are given: without them PyG 2.8.1's ``gcn_norm`` drops the self-loops' weight 2.
     """
 
     uses_edge_attr = False
@@ -52,6 +53,10 @@ class GCNLayer(Layer):
         edge_weight: Tensor | None = None,
     ) -> tuple[Tensor, Tensor | None]:
         if not self.sparse:
+            if self.conv.improved and edge_weight is None:
+                # PyG 2.8.1's gcn_norm drops the self-loops' weight 2 when it is given no edge weights (it
+                # normalizes A + I then): unit weights give A + 2I
+                edge_weight = x.new_ones(edge_index.size(1))
             return self.conv(x, edge_index, edge_weight), edge_attr
         plan = self.gcn_plan_for(plan, edge_index, x.size(0), edge_weight)
         out = gcn_product(plan, self.conv.lin(x))
