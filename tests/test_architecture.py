@@ -198,7 +198,8 @@ def has_logic(path: Path) -> bool:
 
 
 def mirrored_test(module: Path) -> Path:
-    """``a/b/c.py`` -> ``a/b/test_c.py``; a package's ``__main__.py`` is its command line: ``a/test_main.py``."""
+    """``a/b/c.py`` -> ``a/b/test_c.py``; a package's ``__main__.py`` is its command line: ``a/test_main.py``;
+    an ``__init__.py`` that holds logic: ``a/test_init.py``."""
     stem = "main" if module.stem == "__main__" else module.stem.strip("_")
     return module.with_name(f"test_{stem}.py")
 
