@@ -241,6 +241,7 @@ def test_the_mirror_check_names_missing_tests_and_stale_allow_list_entries(tmp_p
             "pkg/a.py": "def f():\n    return 1\n",
             "pkg/constants.py": "LIMIT = 3\n",
             "pkg/cli/__main__.py": "class Args:\n    pass\n",
+            "pkg/sub/__init__.py": "def helper():\n    pass\n",
             "pkg/sub/b.py": "class B:\n    pass\n",
             "pkg/sub/c.py": "def g():\n    pass\n",
             "pkg/sub/d.py": "def h():\n    pass\n",
@@ -253,6 +254,7 @@ def test_the_mirror_check_names_missing_tests_and_stale_allow_list_entries(tmp_p
     assert mirror_problems(tmp_path / "pkg", tmp_path / "tests", allowed, ("later", "missing")) == [
         "cli/__main__.py: holds logic but has no tests/cli/test_main.py",
         "constants.py: stale allow-list entry, the module holds no logic",
+        "sub/__init__.py: holds logic but has no tests/sub/test_init.py",
         "sub/b.py: holds logic but has no tests/sub/test_b.py",
         "sub/c.py: stale allow-list entry, tests/sub/test_c.py exists",
         "gone.py: stale allow-list entry, no such module",
