@@ -19,7 +19,7 @@ from torch import nn
 
 from graphbench import speedups
 from graphbench.config.instantiate import METADATA_KEYS, build
-from graphbench.data.datamodules import GraphLevelDataModule
+from graphbench.data.datamodules import DataModule
 from graphbench.data.datamodules.config import datamodule_arguments
 from graphbench.data.info import DatasetInfo
 from graphbench.data.samplers.config import sampler_argument
@@ -33,9 +33,10 @@ from graphbench.transforms.dataset_transform import dataset_transform
 log = logging.getLogger(__name__)
 
 
-def build_datamodule(cfg: DictConfig) -> GraphLevelDataModule:
-    """The DataModule of ``cfg.dataset`` (its level's DataModule with its ``source`` built first; the
-    flat knobs that only the source reads are not passed on: :mod:`graphbench.data.datamodules.config`)."""
+def build_datamodule(cfg: DictConfig) -> DataModule:
+    """The DataModule of ``cfg.dataset``: its level's DataModule with the keys it lists, its ``source``
+    node built as it is, the ``sampler`` group where it takes one (one-graph mini-batch sizes), and the
+    graph transform and PE (:mod:`graphbench.data.datamodules.config`)."""
     pe_transform = dataset_transform(cfg)  # the graph transform (+transform=...), then the PE
     return build(
         datamodule_arguments(cfg.dataset), f"dataset '{cfg.dataset.name}'", pe_transform=pe_transform, **sampler_argument(cfg)

@@ -37,7 +37,6 @@ def _any(value: Any) -> bool:
 CHECKED_KEYS: dict[str, tuple[tuple[type, ...], Callable[[Any], bool], str]] = {
     "seed": ((int,), _any, "an integer"),
     "checkpoint_every_s": ((int, float), _non_negative, "a non-negative number of seconds"),
-    "dataset.batch_size": ((int,), _positive, "a positive integer"),
     "dataset.num_workers": ((int,), _non_negative, "a non-negative integer"),
     "model.hidden_dim": ((int,), _positive, "a positive integer"),
     "model.num_layers": ((int,), _non_negative, "a non-negative integer"),

@@ -1,5 +1,6 @@
-"""Every dataset YAML builds its DataModule and source (constructor only: no data is read), and every
-flat knob the source reads is one the user can override as ``dataset.<key>``."""
+"""Every dataset YAML builds its DataModule and source (constructor only: no data is read), every
+flat knob the source reads is one the user can override as ``dataset.<key>``, and only datasets of
+many graphs carry ``dataset.batch_size`` (graphs per batch)."""
 
 from __future__ import annotations
 
@@ -7,11 +8,12 @@ from collections.abc import Callable
 from pathlib import Path
 
 import pytest
+from hydra.utils import get_class
 from omegaconf import DictConfig, OmegaConf
 
+from graphbench.build import build_datamodule
 from graphbench.data.datamodules.config import source_knobs
 from graphbench.run.errors import DataError
-from graphbench.build import build_datamodule
 from tests.paths import CONF
 
 DATASETS = {  # name: (DataModule, source, facts known without reading data: level, num_outputs, node feature kind)
@@ -64,12 +66,26 @@ def test_every_yaml_nests_its_source_and_reads_only_flat_knobs(compose_cfg: Call
     cfg = compose_cfg([f"dataset={name}"])
     assert cfg.dataset._target_.startswith("graphbench.data.datamodules.")
     assert cfg.dataset.source._target_.startswith("graphbench.data.sources.")
-    source = OmegaConf.to_container(cfg.dataset.source, resolve=False)
-    knobs = source_knobs(cfg.dataset)
-    assert {k for k in source if k != "_target_"} == knobs, f"{name}: every source argument is a ${{dataset.<key>}} knob"
-    assert knobs <= set(cfg.dataset), f"{name}: the source reads knobs that dataset lacks"
-    dm = build_datamodule(cfg)  # the DataModule takes the other keys
+    arguments = [k for k in cfg.dataset.source if k != "_target_"]
+    assert all(OmegaConf.is_interpolation(cfg.dataset.source, k) for k in arguments), f"{name}: every source argument is a knob"
+    assert set(arguments) == source_knobs(cfg.dataset), f"{name}: every source argument reads the flat key of its name"
+    dm = build_datamodule(cfg)  # the DataModule takes the keys it lists; nothing is left unread
     assert dm.name == name and dm.source.level == dm.level
+
+
+@pytest.mark.parametrize("name", ALL)
+def test_only_datasets_of_many_graphs_carry_a_graph_batch_size(compose_cfg: Callable[..., DictConfig], name: str) -> None:
+    cfg = compose_cfg([f"dataset={name}"])
+    one_graph = get_class(cfg.dataset.source._target_).one_graph
+    assert ("batch_size" in cfg.dataset) is not one_graph, f"{name}: dataset.batch_size means graphs per batch"
+
+
+def test_one_graph_link_datasets_take_their_pairs_per_step_from_the_sampler(compose_cfg: Callable[..., DictConfig]) -> None:
+    for name, pairs in (("ogbl-collab", 65536), ("collab", 32768)):  # OGB's 64 * 1024; Benchmarking GNNs' 32 * 1024
+        assert build_datamodule(compose_cfg([f"dataset={name}"])).sampler.batch_size == pairs
+        assert build_datamodule(compose_cfg([f"dataset={name}", "sampler.batch_size=40"])).sampler.batch_size == 40
+        assert build_datamodule(compose_cfg([f"dataset={name}", "sampler=neighbor"])).sampler.batch_size == 1024
+    assert "batch_size" not in compose_cfg(["dataset=cora"]).sampler  # node-level full batch: the whole graph
 
 
 def test_overriding_a_flat_knob_reaches_the_source(compose_cfg: Callable[..., DictConfig]) -> None:

@@ -11,11 +11,11 @@ import torch
 from torch_geometric.data import Data
 
 from graphbench.data.datamodules import GraphLevelDataModule
+from graphbench.data.info import DataFacts, FeatureSpec
 from graphbench.data.io.raw_root import RawRoot
 from graphbench.data.sources.base import Source
 from graphbench.data.store.graph_store import GraphStore
 from graphbench.run.errors import ConfigError, DataError
-from graphbench.data.info import DataFacts, FeatureSpec
 
 
 class ToySource(Source):
@@ -183,5 +183,5 @@ def test_batches_gathered_on_the_device_are_the_cpu_loaders_batches(tmp_path: Pa
 
 
 def test_batch_on_device_must_be_a_boolean(tmp_path: Path) -> None:
-    with pytest.raises(ConfigError, match="dataset.batch_on_device must be true or false, got 'yes'"):
+    with pytest.raises(ConfigError, match=r"dataset.batch_on_device must be true or false, got 'yes'"):
         make(tmp_path, batch_on_device="yes")

@@ -1,6 +1,7 @@
-"""NodeLevelDataModule and LinkLevelDataModule on both shapes of source: the options of one-graph
-datasets are refused for many-graph ones, a one-graph dataset defaults to its shipped split, and the
-nodes of many graphs are masked and numbered per split."""
+"""NodeLevelDataModule and LinkLevelDataModule on both layouts of source: the options of one-graph
+datasets are refused for many-graph ones and ``dataset.batch_size`` (graphs per batch) for one-graph
+ones, a one-graph dataset defaults to its shipped split, and the nodes of many graphs are masked and
+numbered per split."""
 
 from __future__ import annotations
 
@@ -12,14 +13,17 @@ import torch
 from torch_geometric.data import Batch, Data
 
 from graphbench.data.datamodules import LinkLevelDataModule, NodeLevelDataModule
+from graphbench.data.info import DataFacts, FeatureSpec
 from graphbench.data.io.raw_root import RawRoot
+from graphbench.data.samplers import FullBatch, NeighborSampling
 from graphbench.data.sources.base import OneGraphNodeSource, Source
 from graphbench.data.store.collate import collate
 from graphbench.data.store.graph_store import GraphStore
 from graphbench.run.errors import ConfigError
-from graphbench.data.info import DataFacts, FeatureSpec
 
-COMMON: dict[str, Any] = dict(batch_size=2, task_type="multiclass", metric="accuracy", higher_is_better=True)
+COMMON: dict[str, Any] = dict(task_type="multiclass", metric="accuracy", higher_is_better=True)
+#: graphs per batch, for the sources of many graphs
+MANY: dict[str, Any] = dict(batch_size=2)
 
 
 class Paths(Source):
@@ -59,7 +63,7 @@ def node_dm(source: Source, tmp_path: Path, **kwargs: Any) -> NodeLevelDataModul
 
 
 def test_nodes_of_many_graphs_are_masked_and_numbered_per_split(tmp_path: Path) -> None:
-    dm = node_dm(Paths(), tmp_path, split="by graph")
+    dm = node_dm(Paths(), tmp_path, split="by graph", **MANY)
     dm.setup()
     (train,) = list(dm.train_dataloader())
     assert train.train_mask.tolist() == [True] * 5 and "val_mask" not in train and sorted(train.n_id.tolist()) == [0, 1, 2, 3, 4]
@@ -75,7 +79,7 @@ def test_nodes_of_many_graphs_are_masked_and_numbered_per_split(tmp_path: Path) 
 )
 def test_one_graph_options_are_refused_for_many_graphs(tmp_path: Path, option: dict[str, Any]) -> None:
     with pytest.raises(ConfigError, match=f"dataset.{next(iter(option))} applies to one-graph"):
-        node_dm(Paths(), tmp_path, **option)
+        node_dm(Paths(), tmp_path, **MANY, **option)
 
 
 def test_one_graph_defaults_to_the_shipped_split(tmp_path: Path) -> None:
@@ -95,7 +99,9 @@ class PairsInGraphs(Paths):
 def test_one_graph_link_options_are_refused_for_many_graphs(tmp_path: Path) -> None:
     for option in ({"eval_batch_size": 8}, {"use_val_edges_as_input": True}):
         with pytest.raises(ConfigError, match=f"dataset.{next(iter(option))} applies to one-graph link datasets"):
-            LinkLevelDataModule(source=PairsInGraphs(), name="toy", data_dir=tmp_path, cache_dir=tmp_path, **COMMON, **option)
+            LinkLevelDataModule(
+                source=PairsInGraphs(), name="toy", data_dir=tmp_path, cache_dir=tmp_path, **COMMON, **MANY, **option
+            )
 
 
 class Ring(OneGraphNodeSource):
@@ -126,5 +132,35 @@ def test_igb_split_replaces_the_shipped_one_with_ten_ten_eighty(tmp_path: Path) 
 
 
 def test_batches_on_the_device_are_refused_at_node_level(tmp_path: Path) -> None:
-    with pytest.raises(ConfigError, match=r"batch_on_device=true gathers graph-level mini-batches .* set dataset.batch_on_device=false"):
-        node_dm(Paths(), tmp_path, batch_on_device=True)
+    with pytest.raises(
+        ConfigError, match=r"batch_on_device=true gathers graph-level mini-batches .* set dataset.batch_on_device=false"
+    ):
+        node_dm(Paths(), tmp_path, batch_on_device=True, **MANY)
+
+
+def test_a_graph_batch_size_is_refused_for_one_graph_and_required_for_many(tmp_path: Path) -> None:
+    with pytest.raises(
+        ConfigError, match=r"^dataset.batch_size \(graphs per batch\) does not apply to toy, which is one graph: remove"
+    ):
+        node_dm(Triangle(), tmp_path, batch_size=1)
+    with pytest.raises(ConfigError, match=r"^dataset 'toy' has many graphs: set dataset.batch_size \(graphs per batch\)$"):
+        node_dm(Paths(), tmp_path)
+    with pytest.raises(ConfigError, match=r"batch_size .*must be a positive integer, got 0"):
+        node_dm(Paths(), tmp_path, batch_size=0)
+
+
+def test_many_graphs_take_the_full_sampler_without_a_batch_size(tmp_path: Path) -> None:
+    with pytest.raises(ConfigError, match=r"^sampler=neighbor applies to one-graph datasets; toy is split by graphs"):
+        node_dm(Paths(), tmp_path, sampler=NeighborSampling(num_neighbors=[2], batch_size=4), **MANY)
+    with pytest.raises(ConfigError, match=r"^sampler.batch_size applies to one-graph datasets"):
+        LinkLevelDataModule(
+            source=PairsInGraphs(),
+            name="toy",
+            data_dir=tmp_path,
+            cache_dir=tmp_path,
+            sampler=FullBatch(batch_size=8),
+            **COMMON,
+            **MANY,
+        )
+    dm = node_dm(Paths(), tmp_path, sampler=FullBatch(), **MANY)
+    assert dm.batch_size == 2 and dm.graph is None and dm.sampler.is_full_batch

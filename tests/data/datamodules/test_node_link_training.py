@@ -47,7 +47,7 @@ def test_ogbl_collab_hits(compose_cfg: Callable[..., DictConfig], tmp_path: Path
         [
             "dataset=collab",
             "model=gatedgcn",
-            "dataset.batch_size=40",
+            "sampler.batch_size=40",  # positive training pairs per step (one graph: the sampler's)
             f"paths.data_dir={tmp_path / 'data'}",
             "dataset.use_val_edges_as_input=true",
         ],

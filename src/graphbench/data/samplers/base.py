@@ -3,7 +3,7 @@ call, full-batch training, and how validation and test are batched."""
 
 from __future__ import annotations
 
-from typing import ClassVar
+from typing import Any, ClassVar
 
 import torch
 from torch.utils.data import DataLoader
@@ -68,6 +68,12 @@ class Sampler:
 
 
 class FullBatch(Sampler):
-    """``sampler=full``: every step sees the whole graph (the default)."""
+    """``sampler=full``: every step sees the whole graph (the default). ``batch_size``: the positive
+    training pairs per step of one-graph link prediction (``null``: all of them; its dataset's value
+    comes from ``conf/sampler/pairs/<dataset>.yaml``); node-level full batch takes none."""
 
     name = "full"
+
+    def __init__(self, *, batch_size: int | None = None, **kwargs: Any) -> None:
+        super().__init__(**kwargs)
+        self.batch_size = None if batch_size is None else positive_int(batch_size, "batch_size")

@@ -1,16 +1,16 @@
 """How the ``sampler`` config group reaches a DataModule: ``build_datamodule`` passes the built
-sampler as the ``sampler`` argument to the DataModules that take one (node and link level), and to
-no other; there, only ``sampler=full`` is valid."""
+sampler as the ``sampler`` argument to the DataModules that take one (node and link level:
+``takes_sampler``), and to no other; there, only ``sampler=full`` is valid. Its keys are the
+mini-batch sizes of one-graph datasets (``sampler.batch_size``)."""
 
 from __future__ import annotations
 
 from typing import Any
 
-from hydra.utils import get_class
 from omegaconf import DictConfig
 
 from graphbench.config.instantiate import METADATA_KEYS, build
-from graphbench.data.datamodules.config import init_parameters
+from graphbench.data.datamodules.config import datamodule_class
 from graphbench.data.samplers.base import Sampler
 from graphbench.run.errors import ConfigError
 
@@ -22,16 +22,12 @@ def sampler_argument(cfg: DictConfig) -> dict[str, Any]:
     if node is None or node.get("_target_") is None:
         return {}
     name = str(node.get("name", "?"))
-    target = str(cfg.dataset.get("_target_"))
-    try:
-        takes_sampler = "sampler" in init_parameters(get_class(target))
-    except Exception:
-        return {}  # datamodule_arguments names the bad _target_
-    if not takes_sampler:
-        if name != "full":
+    if not datamodule_class(cfg.dataset).takes_sampler:
+        if name != "full" or node.get("batch_size") is not None:
+            what = f"sampler={name}" if name != "full" else "sampler.batch_size"
             raise ConfigError(
-                f"sampler={name} applies to one-graph node- and link-level datasets; dataset '{cfg.dataset.name}' is "
-                "graph-level and is mini-batched by graphs (dataset.batch_size): use sampler=full"
+                f"{what} applies to one-graph node- and link-level datasets; dataset "
+                f"'{cfg.dataset.name}' is graph-level and is mini-batched by graphs (dataset.batch_size): use sampler=full"
             )
         return {}
     sampler = build(node, "sampler", METADATA_KEYS)

@@ -11,6 +11,7 @@ import torch
 
 from graphbench.data.datamodules import LinkLevelDataModule
 from graphbench.data.io.raw_root import RawRoot
+from graphbench.data.samplers import FullBatch
 from graphbench.data.sources.link.ogbl import OGBLinkProperty, read_ogbl
 from graphbench.run.errors import DataError
 from tests.data.sources.link.link_fixtures import write_ogbl_collab
@@ -19,7 +20,14 @@ COMMON: dict[str, Any] = dict(task_type="binary", higher_is_better=True, split="
 
 
 def ogbl_dm(root: Path, tmp_path: Path, edge_features: tuple[str, ...] = (), **overrides: Any) -> LinkLevelDataModule:
-    args = dict(name="ogbl-collab", data_dir=root, cache_dir=tmp_path / "cache", batch_size=32, metric="hits@50", **COMMON)
+    args = dict(
+        name="ogbl-collab",
+        data_dir=root,
+        cache_dir=tmp_path / "cache",
+        sampler=FullBatch(batch_size=32),
+        metric="hits@50",
+        **COMMON,
+    )
     args.update(overrides)
     return LinkLevelDataModule(source=OGBLinkProperty(ogb_name="ogbl-collab", edge_features=edge_features), **args)
 

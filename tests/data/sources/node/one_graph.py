@@ -17,7 +17,6 @@ def one_graph_datamodule(
         name=name,
         data_dir=root,
         cache_dir=tmp_path / "cache",
-        batch_size=1,
         task_type="multiclass",
         metric="accuracy",
         higher_is_better=True,

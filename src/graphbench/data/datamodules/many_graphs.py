@@ -1,0 +1,97 @@
+"""The many-graph layout: graphs split by graph and mini-batched by graph, at every task level."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+import torch
+from torch import Tensor
+from torch.utils.data import DataLoader
+
+from graphbench.data.samplers.base import FullBatch
+from graphbench.data.store.graph_store import GraphStore
+from graphbench.data.store.loader import graph_loader
+from graphbench.run.errors import ConfigError
+
+if TYPE_CHECKING:
+    from graphbench.data.datamodules.base import DataModule
+    from graphbench.data.samplers.base import Sampler
+
+#: the keys of a dataset node that the many-graph layout takes
+MANY_GRAPHS_KEYS: tuple[str, ...] = ("batch_size", "batch_on_device")
+
+
+class ManyGraphs:
+    r"""Many graphs with a fixed train/val/test split of the graphs, in mini-batches of ``batch_size``
+    graphs (``dataset.batch_size`` means graphs per batch, at every level: a link-level batch holds
+    the labelled pairs of its graphs, a node-level one the nodes of its graphs).
+
+    The loaders gather bulk mini-batches on the CPU, or with ``batch_on_device`` (graph level only)
+    on the training device from a copy of the dataset kept there
+    (:class:`~graphbench.data.store.device_store.DeviceStore`): they then yield only each batch's graph
+    ids, and no batch crosses from host to device. In a data-parallel run every process takes its
+    shard of the graphs, all from one permutation (:func:`~graphbench.data.store.loader.graph_loader`).
+
+    ``label_nodes`` (node level): the nodes of a split's graphs carry an all-true ``{split}_mask`` and
+    ``n_id``, their position in the whole dataset (so that predictions of different graphs never
+    share an index).
+    """
+
+    def __init__(self, *, batch_size: int, batch_on_device: bool = False, label_nodes: bool = False) -> None:
+        if isinstance(batch_size, bool) or not isinstance(batch_size, int) or batch_size < 1:
+            raise ConfigError(f"dataset.batch_size (graphs per batch) must be a positive integer, got {batch_size!r}")
+        if not isinstance(batch_on_device, bool):
+            raise ConfigError(f"dataset.batch_on_device must be true or false, got {batch_on_device!r}")
+        self.batch_size = batch_size
+        self.batch_on_device = batch_on_device
+        self.label_nodes = label_nodes
+        self._node_ids: Tensor | None = None
+
+    def setup(self, dm: DataModule) -> None:
+        assert dm.dataset is not None
+        if self.batch_on_device and dm.dataset.plan() is None:
+            raise ConfigError(
+                f"dataset.batch_on_device=true: {dm.name} has attributes that only PyG's per-graph collate batches "
+                "(see graphbench.data.store.batching.batching_plan); set dataset.batch_on_device=false"
+            )
+
+    def split_dataset(self, dm: DataModule, split: str) -> GraphStore:
+        assert dm.dataset is not None
+        if not self.label_nodes:
+            return dm.dataset.index_select(dm.splits[split])
+        num_nodes = int(dm.dataset.slices["x"][-1])
+        if self._node_ids is None:
+            self._node_ids = torch.arange(num_nodes)
+        everywhere = torch.ones(1, dtype=torch.bool).expand(num_nodes)  # a view: no memory per node
+        labelled = dm.dataset.with_node_attributes({f"{split}_mask": everywhere, "n_id": self._node_ids})
+        return labelled.index_select(dm.splits[split])
+
+    def loader(self, dm: DataModule, split: str, shuffle: bool) -> DataLoader:
+        # every rank seeded the same global seed (seed_everything), so all draw the same permutation
+        seed = torch.initial_seed()
+        store = dm.split_dataset(split)
+        return graph_loader(store, self.batch_size, shuffle, dm.num_workers, dm.shard, seed, ids_only=self.batch_on_device)
+
+    def check_devices(self, dm: DataModule, world_size: int) -> None:
+        """Graph-level loaders shard by graph, so they always can be split."""
+
+
+def many_graphs_layout(
+    name: str, batch_size: int | None, batch_on_device: bool, sampler: Sampler | None, *, label_nodes: bool
+) -> ManyGraphs:
+    """The layout of node- and link-level datasets of many graphs: ``dataset.batch_size`` graphs per
+    batch, on the CPU (``label_nodes``: see :class:`ManyGraphs`); the ``sampler`` group must stay ``full`` (graphs are batched as they are)."""
+    if sampler is not None and (not sampler.is_full_batch or (isinstance(sampler, FullBatch) and sampler.batch_size is not None)):
+        what = f"sampler={sampler.name}" if not sampler.is_full_batch else "sampler.batch_size"
+        raise ConfigError(
+            f"{what} applies to one-graph datasets; {name} is split by graphs, which are mini-batched as they are "
+            "(dataset.batch_size graphs per batch): use sampler=full without a batch_size"
+        )
+    if batch_size is None:
+        raise ConfigError(f"dataset '{name}' has many graphs: set dataset.batch_size (graphs per batch)")
+    if batch_on_device:
+        raise ConfigError(
+            f"dataset.batch_on_device=true gathers graph-level mini-batches on the device; {name} is not graph-level, "
+            "and its batches are built on the CPU: set dataset.batch_on_device=false"
+        )
+    return ManyGraphs(batch_size=batch_size, label_nodes=label_nodes)

@@ -1,0 +1,57 @@
+"""The many-graph layout: ``batch_size`` graphs per batch (checked once, here), node labelling per
+split at node level and nothing added at graph and link level, and the layout a node- or link-level
+DataModule of many graphs gets."""
+
+from __future__ import annotations
+
+from types import SimpleNamespace
+
+import pytest
+import torch
+from torch_geometric.data import Data
+
+from graphbench.data.datamodules.many_graphs import ManyGraphs, many_graphs_layout
+from graphbench.data.samplers import ClusterGCN, FullBatch
+from graphbench.data.store.graph_store import GraphStore
+from graphbench.run.errors import ConfigError
+
+
+def three_paths() -> SimpleNamespace:
+    """What the layout reads of its DataModule: paths of 2, 3 and 4 nodes, split 0+1 / - / 2."""
+    graphs = [
+        Data(x=torch.full((n, 1), float(n)), edge_index=torch.stack([torch.arange(n - 1), torch.arange(1, n)])) for n in (2, 3, 4)
+    ]
+    splits = {"train": torch.tensor([0, 1]), "val": torch.tensor([], dtype=torch.long), "test": torch.tensor([2])}
+    return SimpleNamespace(dataset=GraphStore.from_list(graphs), splits=splits, name="paths", num_workers=0, shard=None)
+
+
+@pytest.mark.parametrize("bad", [0, -3, True, 2.0, "8", None])
+def test_batch_size_is_a_positive_number_of_graphs(bad: object) -> None:
+    with pytest.raises(ConfigError, match=r"^dataset.batch_size \(graphs per batch\) must be a positive integer, got "):
+        ManyGraphs(batch_size=bad)  # type: ignore[arg-type]
+
+
+def test_nodes_are_labelled_per_split_only_at_node_level() -> None:
+    dm = three_paths()
+    plain = ManyGraphs(batch_size=2).split_dataset(dm, "test")  # type: ignore[arg-type]
+    assert len(plain) == 1 and "n_id" not in plain[0] and "test_mask" not in plain[0]
+    test = ManyGraphs(batch_size=2, label_nodes=True).split_dataset(dm, "test")  # type: ignore[arg-type]
+    assert test[0].n_id.tolist() == [5, 6, 7, 8] and test[0].test_mask.tolist() == [True] * 4  # after 2 + 3 nodes
+
+
+def test_loaders_batch_the_splits_graphs() -> None:
+    dm = three_paths()
+    layout = ManyGraphs(batch_size=2, label_nodes=True)
+    dm.split_dataset = lambda split: layout.split_dataset(dm, split)  # type: ignore[arg-type]
+    (train,) = list(layout.loader(dm, "train", shuffle=False))  # type: ignore[arg-type]
+    assert train.num_graphs == 2 and train.n_id.tolist() == [0, 1, 2, 3, 4]
+
+
+def test_node_and_link_data_of_many_graphs_take_the_full_sampler_only() -> None:
+    assert many_graphs_layout("pattern", 4, False, FullBatch(), label_nodes=True).label_nodes
+    with pytest.raises(ConfigError, match=r"^sampler=cluster_gcn applies to one-graph datasets; tsp is split by graphs"):
+        many_graphs_layout("tsp", 4, False, ClusterGCN(num_parts=2, parts_per_batch=1), label_nodes=False)
+    with pytest.raises(
+        ConfigError, match=r"^dataset.batch_on_device=true gathers graph-level mini-batches on the device; tsp is not"
+    ):
+        many_graphs_layout("tsp", 4, True, None, label_nodes=False)
