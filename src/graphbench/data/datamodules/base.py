@@ -15,7 +15,6 @@ from torch import Tensor
 from torch.utils.data import DataLoader
 from torch_geometric.transforms import BaseTransform
 
-from graphbench.data.datamodules.many_graphs import ManyGraphs
 from graphbench.data.info import DatasetInfo, Level
 from graphbench.data.io.raw_manifest import RawManifest, load_or_build_from_raw
 from graphbench.data.io.raw_root import RawRoot
@@ -53,6 +52,9 @@ class Layout(Protocol):
     """How a DataModule's data is split and batched: many graphs split by graph
     (:class:`~graphbench.data.datamodules.many_graphs.ManyGraphs`), or one graph whose nodes or edges
     are split (:mod:`~graphbench.data.datamodules.one_graph`). The DataModule calls it with itself."""
+
+    #: graphs per mini-batch (``dataset.batch_size``); ``None`` for one graph, which a sampler batches
+    graphs_per_batch: int | None
 
     def setup(self, dm: DataModule) -> None:
         """After the DataModule has loaded its store and splits (and normalized the features)."""
@@ -167,7 +169,7 @@ class DataModule(L.LightningDataModule):
     @property
     def batch_size(self) -> int | None:
         """Graphs per mini-batch (``dataset.batch_size``); ``None`` for one graph, which its sampler batches."""
-        return self._layout.batch_size if isinstance(self._layout, ManyGraphs) else None
+        return self._layout.graphs_per_batch
 
     @property
     def data_dir(self) -> Path:

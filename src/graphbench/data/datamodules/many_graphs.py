@@ -47,6 +47,10 @@ class ManyGraphs:
         self.label_nodes = label_nodes
         self._node_ids: Tensor | None = None
 
+    @property
+    def graphs_per_batch(self) -> int:
+        return self.batch_size
+
     def setup(self, dm: DataModule) -> None:
         assert dm.dataset is not None
         if self.batch_on_device and dm.dataset.plan() is None:

@@ -60,6 +60,9 @@ class OneGraph:
     """What both one-graph layouts share: the sampler, the set-up graph (:attr:`graph`) and the
     sampler's context."""
 
+    #: one graph: no graph batch size (the sampler's sizes batch it)
+    graphs_per_batch: None = None
+
     def __init__(self, sampler: Sampler | None) -> None:
         self.sampler = sampler if sampler is not None else FullBatch()
         if not isinstance(self.sampler, Sampler):
