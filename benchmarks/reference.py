@@ -43,7 +43,7 @@ from benchmarks.peptides import RAW, datamodule
 from graphbench.build import build_datamodule, network_builder
 from graphbench.callbacks.resources import peak_rss_mb
 from graphbench.config.instantiate import METADATA_KEYS, build
-from graphbench.data.datamodules import GraphLevelDataModule
+from graphbench.data.datamodules import DataModule
 from graphbench.modules.budget import solve_width
 
 #: the issue's targets: speed-up of graphbench's epoch over the reference's
@@ -268,7 +268,7 @@ def recipe_config(ctx: Context, recipe: Recipe) -> DictConfig:
     return compose_config(ctx, [recipe.experiment], ctx.work_dir / "reference" / recipe.name)
 
 
-def ready_datamodule(ctx: Context, cfg: DictConfig) -> GraphLevelDataModule:
+def ready_datamodule(ctx: Context, cfg: DictConfig) -> DataModule:
     """The recipe's DataModule, prepared and set up for fitting (a quick run: the first peptides
     only, small batches)."""
     if ctx.quick:

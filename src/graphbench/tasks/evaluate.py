@@ -28,7 +28,7 @@ from graphbench.build import build_datamodule, build_task_module, open_loggers, 
 from graphbench.callbacks.predictions import TestPredictions
 from graphbench.config.checks import check_config
 from graphbench.config.instantiate import build
-from graphbench.data.datamodules import GraphLevelDataModule
+from graphbench.data.datamodules import DataModule
 from graphbench.run.checkpoints import checkpoint_config, load_network_weights, network_from_checkpoint, read_checkpoint
 from graphbench.run.distributed import processes_per_node
 from graphbench.run.errors import ConfigError
@@ -82,19 +82,19 @@ class _SplitAsTest(L.LightningDataModule):
     """``datamodule`` with ``split``'s evaluation loader (in order, unshuffled) as the test loader; its
     batch transfer is the datamodule's (``dataset.batch_on_device`` batches are gathered on the device)."""
 
-    def __init__(self, datamodule: GraphLevelDataModule, split: str) -> None:
+    def __init__(self, datamodule: DataModule, split: str) -> None:
         super().__init__()
         self.datamodule = datamodule
         self.split = split
 
     def test_dataloader(self) -> DataLoader:
-        return self.datamodule._loader(self.split, shuffle=False)
+        return self.datamodule.loader(self.split, shuffle=False)
 
     def transfer_batch_to_device(self, batch: Any, device: Any, dataloader_idx: int) -> Any:
         return self.datamodule.transfer_batch_to_device(batch, device, dataloader_idx)
 
 
-def _check_split_scorable(datamodule: GraphLevelDataModule, split: str) -> None:
+def _check_split_scorable(datamodule: DataModule, split: str) -> None:
     """The training split of a link dataset (positives only, negatives drawn at random) and the training
     loader of a mini-batch sampler (random subgraphs) give no deterministic score: refused in one line."""
     if split != "train":

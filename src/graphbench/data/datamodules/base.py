@@ -285,7 +285,11 @@ class DataModule(L.LightningDataModule):
         data-parallel processes (the layout decides: graphs always can be)."""
         self.layout.check_devices(self, world_size)
 
-    def _loader(self, split: str, shuffle: bool) -> DataLoader:
+    def loader(self, split: str, shuffle: bool = False) -> DataLoader:
+        """The loader of ``split`` (set up on first use), as its layout batches it: ``train``, ``val``
+        or ``test``, shuffled when ``shuffle`` (the training loader is)."""
+        if split not in SPLITS:
+            raise ConfigError(f"split {split!r} is not one of {list(SPLITS)}")
         if self.dataset is None:
             self.setup()
         return self.layout.loader(self, split, shuffle)
@@ -306,10 +310,10 @@ class DataModule(L.LightningDataModule):
         return super().transfer_batch_to_device(batch, device, dataloader_idx)
 
     def train_dataloader(self) -> DataLoader:
-        return self._loader("train", shuffle=True)
+        return self.loader("train", shuffle=True)
 
     def val_dataloader(self) -> DataLoader:
-        return self._loader("val", shuffle=False)
+        return self.loader("val", shuffle=False)
 
     def test_dataloader(self) -> DataLoader:
-        return self._loader("test", shuffle=False)
+        return self.loader("test", shuffle=False)
