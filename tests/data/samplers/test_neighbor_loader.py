@@ -8,7 +8,15 @@ import torch
 from torch_geometric.data import Data
 
 from graphbench.data.samplers.context import SamplerContext, no_cache
-from graphbench.data.samplers.neighbor_loader import TorchNeighborSampler, choose_neighbors, has_native_sampler, node_neighbor_loader, sample_neighbors, segment_arange, segment_ids
+from graphbench.data.samplers.neighbor_loader import (
+    TorchNeighborSampler,
+    choose_neighbors,
+    has_native_sampler,
+    node_neighbor_loader,
+    sample_neighbors,
+    segment_arange,
+    segment_ids,
+)
 from graphbench.data.samplers.saint import CSCGraph
 
 
@@ -135,4 +143,3 @@ def test_native_and_pure_torch_batches_have_the_same_structure() -> None:
     assert native.num_sampled_nodes == torch_path.num_sampled_nodes
     as_pairs = lambda out: set(zip(out.node[out.row].tolist(), out.node[out.col].tolist()))  # noqa: E731
     assert as_pairs(native) == as_pairs(torch_path)
-
