@@ -1,7 +1,7 @@
-"""NodeLevelDataModule and LinkLevelDataModule on both layouts of source: the options of one-graph
-datasets are refused for many-graph ones and ``dataset.batch_size`` (graphs per batch) for one-graph
-ones, a one-graph dataset defaults to its shipped split, and the nodes of many graphs are masked and
-numbered per split."""
+"""graphbench.data.datamodules.node_level: NodeLevelDataModule on both layouts of source. The options of
+one-graph datasets are refused for many-graph ones and ``dataset.batch_size`` (graphs per batch) for
+one-graph ones, a one-graph dataset defaults to its shipped split, its split can be replaced by node
+masks, and the nodes of many graphs are masked and numbered per split."""
 
 from __future__ import annotations
 
@@ -12,7 +12,7 @@ import pytest
 import torch
 from torch_geometric.data import Batch, Data
 
-from graphbench.data.datamodules import LinkLevelDataModule, NodeLevelDataModule
+from graphbench.data.datamodules import NodeLevelDataModule
 from graphbench.data.info import DataFacts, FeatureSpec
 from graphbench.data.io.raw_root import RawRoot
 from graphbench.data.samplers import FullBatch, NeighborSampling
@@ -92,18 +92,6 @@ def test_one_graph_defaults_to_the_shipped_split(tmp_path: Path) -> None:
         node_dm(Triangle(), tmp_path, split="public")
 
 
-class PairsInGraphs(Paths):
-    level = "link"
-
-
-def test_one_graph_link_options_are_refused_for_many_graphs(tmp_path: Path) -> None:
-    for option in ({"eval_batch_size": 8}, {"use_val_edges_as_input": True}):
-        with pytest.raises(ConfigError, match=f"dataset.{next(iter(option))} applies to one-graph link datasets"):
-            LinkLevelDataModule(
-                source=PairsInGraphs(), name="toy", data_dir=tmp_path, cache_dir=tmp_path, **COMMON, **MANY, **option
-            )
-
-
 class Ring(OneGraphNodeSource):
     """A ring of 20 nodes whose shipped split is all-train."""
 
@@ -152,15 +140,25 @@ def test_a_graph_batch_size_is_refused_for_one_graph_and_required_for_many(tmp_p
 def test_many_graphs_take_the_full_sampler_without_a_batch_size(tmp_path: Path) -> None:
     with pytest.raises(ConfigError, match=r"^sampler=neighbor applies to one-graph datasets; toy is split by graphs"):
         node_dm(Paths(), tmp_path, sampler=NeighborSampling(num_neighbors=[2], batch_size=4), **MANY)
-    with pytest.raises(ConfigError, match=r"^sampler.batch_size applies to one-graph datasets"):
-        LinkLevelDataModule(
-            source=PairsInGraphs(),
-            name="toy",
-            data_dir=tmp_path,
-            cache_dir=tmp_path,
-            sampler=FullBatch(batch_size=8),
-            **COMMON,
-            **MANY,
-        )
     dm = node_dm(Paths(), tmp_path, sampler=FullBatch(), **MANY)
     assert dm.batch_size == 2 and dm.graph is None and dm.sampler.is_full_batch
+
+
+def test_split_masks_replace_the_split_of_the_one_graph(tmp_path: Path) -> None:
+    dm = node_dm(Triangle(), tmp_path)
+    dm.setup()
+    train, val, test = torch.tensor([True, True, False]), torch.tensor([False, False, True]), torch.zeros(3, dtype=torch.bool)
+    dm.use_split_masks(train, val, test)
+    (batch,) = list(dm.train_dataloader())
+    assert batch.train_mask.tolist() == [True, True, False] and batch.val_mask.tolist() == [False, False, True]
+    assert dm.full_batch is not None and dm.full_batch.test_mask.tolist() == [False, False, False]
+    with pytest.raises(ConfigError, match=r"^toy: the val mask must be a boolean vector of 3 nodes, got \(2,\) torch.bool$"):
+        dm.use_split_masks(train, torch.ones(2, dtype=torch.bool), test)
+
+
+def test_split_masks_need_one_graph(tmp_path: Path) -> None:
+    dm = node_dm(Paths(), tmp_path, **MANY)
+    assert dm.full_batch is None and isinstance(dm.sampler, FullBatch)
+    mask = torch.ones(3, dtype=torch.bool)
+    with pytest.raises(ConfigError, match=r"^toy: use_split_masks needs a set-up one-graph \(transductive\) dataset$"):
+        dm.use_split_masks(mask, mask, mask)
