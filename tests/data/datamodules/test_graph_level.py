@@ -1,167 +1,19 @@
-"""GraphLevelDataModule's shared machinery on a hand-made source: channelwise feature normalization,
-info before and after setup, the level check, the cache key."""
+"""graphbench.data.datamodules.graph_level: GraphLevelDataModule takes many graphs only, and gathers its
+mini-batches on the device (``batch_on_device``) as the CPU loaders batch them."""
 
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any
 
 import pytest
 import torch
 from torch_geometric.data import Data
 
 from graphbench.data.datamodules import GraphLevelDataModule
-from graphbench.data.info import DataFacts, FeatureSpec
 from graphbench.data.io.raw_root import RawRoot
-from graphbench.data.sources.base import Source
-from graphbench.data.store.graph_store import GraphStore
-from graphbench.run.errors import ConfigError, DataError
-
-
-class ToySource(Source):
-    """Three one-node-per-row graphs: train = graphs 0 and 1, val = 2, test = 2."""
-
-    def facts(self, store: GraphStore | None = None) -> DataFacts:
-        return DataFacts(num_outputs=1, node_features=FeatureSpec("dense", dim=2), edge_features=None)
-
-    def build(self, raw: RawRoot) -> tuple[GraphStore, dict[str, torch.Tensor]]:
-        empty = torch.zeros(2, 0, dtype=torch.long)
-        graphs = [
-            Data(x=torch.tensor([[1.0, 10.0], [3.0, 10.0]]), edge_index=empty, y=torch.tensor([[0.0]])),
-            Data(x=torch.tensor([[5.0, 30.0], [7.0, 30.0]]), edge_index=empty, y=torch.tensor([[1.0]])),
-            Data(x=torch.tensor([[4.0, 20.0]]), edge_index=empty, y=torch.tensor([[1.0]])),
-        ]
-        return GraphStore.from_list(graphs), {"train": torch.tensor([0, 1]), "val": torch.tensor([2]), "test": torch.tensor([2])}
-
-
-def make(tmp_path: Path, **kwargs: Any) -> GraphLevelDataModule:
-    return GraphLevelDataModule(
-        source=ToySource(),
-        name="toy",
-        data_dir=tmp_path,
-        cache_dir=tmp_path / "cache",
-        batch_size=4,
-        task_type="binary",
-        metric="accuracy",
-        higher_is_better=True,
-        **kwargs,
-    )
-
-
-def test_channelwise_uses_training_statistics_only(tmp_path: Path) -> None:
-    dm = make(tmp_path, feature_norm="channelwise")
-    dm.setup()
-    train_x = torch.cat([dm.dataset[0].x, dm.dataset[1].x])
-    # training rows: channel 0 = 1,3,5,7 (mean 4, population std sqrt(5)); channel 1 = 10,10,30,30 (mean 20, std 10)
-    assert torch.allclose(train_x.mean(0), torch.zeros(2), atol=1e-6)
-    assert torch.allclose(dm.dataset[2].x, torch.tensor([[0.0, 0.0]]), atol=1e-6)
-    assert torch.allclose(dm.dataset[0].x[0], torch.tensor([-3 / 5**0.5, -1.0]), atol=1e-5)
-
-
-def test_without_feature_norm_features_are_untouched(tmp_path: Path) -> None:
-    dm = make(tmp_path)
-    dm.setup()
-    assert torch.equal(dm.dataset[2].x, torch.tensor([[4.0, 20.0]]))
-
-
-def test_unknown_feature_norm_lists_valid_ones(tmp_path: Path) -> None:
-    with pytest.raises(ConfigError, match="channelwise"):
-        make(tmp_path, feature_norm="zscore")
-
-
-class DataReadingSource(ToySource):
-    """The toy graphs, with the facts read from the data (like a TU dataset's number of classes)."""
-
-    def facts(self, store: GraphStore | None = None) -> DataFacts | None:
-        if store is None:
-            return None
-        return DataFacts(
-            num_outputs=int(store.collated.y.max()) + 1, node_features=FeatureSpec("dense", dim=2), edge_features=None
-        )
-
-
-def test_info_reads_no_data_facts_from_the_data_come_after_setup(tmp_path: Path) -> None:
-    assert make(tmp_path).info.num_outputs == 1  # stated by the source
-    dm = GraphLevelDataModule(
-        source=DataReadingSource(),
-        name="toy",
-        data_dir=tmp_path,
-        cache_dir=tmp_path / "cache",
-        batch_size=4,
-        task_type="multiclass",
-        metric="accuracy",
-        higher_is_better=True,
-    )
-    with pytest.raises(DataError, match=r"toy: DataReadingSource reads its facts .* call setup\(\) before reading info"):
-        _ = dm.info
-    assert not (tmp_path / "cache").exists()  # asking built nothing
-    dm.setup()
-    assert dm.info.num_outputs == 2
-
-
-class NodeToySource(ToySource):
-    level = "node"
-
-
-def test_a_source_of_another_level_names_the_datamodule_to_use(tmp_path: Path) -> None:
-    with pytest.raises(
-        ConfigError,
-        match=r"NodeToySource is node-level, but GraphLevelDataModule serves graph-level sources; set dataset._target_",
-    ):
-        GraphLevelDataModule(
-            source=NodeToySource(),
-            name="toy",
-            data_dir=tmp_path,
-            cache_dir=tmp_path,
-            batch_size=4,
-            task_type="binary",
-            metric="accuracy",
-            higher_is_better=True,
-        )
-    with pytest.raises(ConfigError, match="must build a graphbench Source"):
-        GraphLevelDataModule(
-            source="toy",
-            name="toy",
-            data_dir=tmp_path,
-            cache_dir=tmp_path,
-            batch_size=4,  # type: ignore[arg-type]
-            task_type="binary",
-            metric="accuracy",
-            higher_is_better=True,
-        )
-
-
-def test_cache_is_keyed_by_source_parameters(tmp_path: Path) -> None:
-    class Sized(ToySource):
-        def __init__(self, size: int) -> None:
-            self.size = size
-
-        def cache_params(self) -> tuple[int]:
-            return (self.size,)
-
-    for size in (1, 2, 2):
-        GraphLevelDataModule(
-            source=Sized(size),
-            name="toy",
-            data_dir=tmp_path,
-            cache_dir=tmp_path / "cache",
-            batch_size=4,
-            task_type="binary",
-            metric="accuracy",
-            higher_is_better=True,
-        ).setup()
-    assert len(list((tmp_path / "cache").glob("toy-*.pt"))) == 2
-
-
-def test_batches_stay_as_they_are_on_the_cpu_and_move_elsewhere(tmp_path: Path) -> None:
-    from torch_geometric.data import Batch
-
-    dm = make(tmp_path)
-    graph = Data(x=torch.ones(2, 2), edge_index=torch.tensor([[0], [1]]))
-    batch = Batch.from_data_list([graph])
-    assert dm.transfer_batch_to_device(batch, torch.device("cpu"), 0) is batch
-    moved = dm.transfer_batch_to_device(Batch.from_data_list([graph]), torch.device("meta"), 0)
-    assert moved.x.device.type == "meta" and moved.edge_index.device.type == "meta" and moved.batch.device.type == "meta"
+from graphbench.data.sources.base import OneGraphNodeSource
+from graphbench.run.errors import ConfigError
+from tests.data.datamodules.test_base import make
 
 
 @pytest.mark.parametrize("feature_norm", ["none", "channelwise"])
@@ -185,3 +37,34 @@ def test_batches_gathered_on_the_device_are_the_cpu_loaders_batches(tmp_path: Pa
 def test_batch_on_device_must_be_a_boolean(tmp_path: Path) -> None:
     with pytest.raises(ConfigError, match=r"dataset.batch_on_device must be true or false, got 'yes'"):
         make(tmp_path, batch_on_device="yes")
+
+
+class OneGraph(OneGraphNodeSource):
+    level = "graph"
+    fixed_split = "shipped"
+
+    def read_graph(self, raw: RawRoot) -> Data:
+        mask = torch.tensor([True, False])
+        return Data(
+            x=torch.eye(2),
+            edge_index=torch.tensor([[0], [1]]),
+            y=torch.tensor([0, 1]),
+            train_mask=mask,
+            val_mask=~mask,
+            test_mask=~mask,
+        )
+
+
+def test_one_graph_is_refused(tmp_path: Path) -> None:
+    with pytest.raises(ConfigError, match=r"^dataset 'one': OneGraph ships one graph; graph-level tasks need many graphs$"):
+        GraphLevelDataModule(
+            source=OneGraph(),
+            name="one",
+            data_dir=tmp_path,
+            cache_dir=tmp_path,
+            batch_size=4,
+            task_type="binary",
+            metric="accuracy",
+            higher_is_better=True,
+        )
+    assert make(tmp_path, batch_on_device=True).batch_on_device
