@@ -182,10 +182,6 @@ def test_rooms_are_read_from_numbered_lines(line: str) -> None:
 
 # -- tests mirror the package: src/graphbench/<path>/<module>.py -> tests/<path>/test_<module>.py -------------
 
-#: TEMPORARY (issue 38, point 6): other helpers are writing the mirrored tests of these folders; the lead
-#: removes this constant (and its use in ``test_every_module_with_logic_has_a_mirrored_test``) at the end.
-OTHER_HELPERS_FOLDERS = ("modules/layers",)
-
 #: modules that hold logic yet have no mirrored test file, each with the reason (package-relative paths).
 WITHOUT_MIRRORED_TEST: dict[str, str] = {}
 
@@ -204,16 +200,13 @@ def mirrored_test(module: Path) -> Path:
     return module.with_name(f"test_{stem}.py")
 
 
-def mirror_problems(package: Path, tests: Path, allowed: dict[str, str], skipped: tuple[str, ...]) -> list[str]:
+def mirror_problems(package: Path, tests: Path, allowed: dict[str, str]) -> list[str]:
     """One line for each module under ``package`` with logic and no test at its mirrored path under ``tests``,
-    and one for each stale entry of ``allowed`` (not a module, no logic, or now mirrored) or of ``skipped``
-    (not a folder of the package). Modules under a ``skipped`` folder are not checked."""
+    and one for each stale entry of ``allowed`` (not a module, no logic, or now mirrored)."""
     problems = []
     for path in sorted(package.rglob("*.py")):
         module = path.relative_to(package)
         name = module.as_posix()
-        if any(name.startswith(f"{folder}/") for folder in skipped):
-            continue
         mirrored = (tests / mirrored_test(module)).is_file()
         if name in allowed:
             if not has_logic(path):
@@ -223,12 +216,11 @@ def mirror_problems(package: Path, tests: Path, allowed: dict[str, str], skipped
         elif has_logic(path) and not mirrored:
             problems.append(f"{name}: holds logic but has no tests/{mirrored_test(module).as_posix()}")
     problems += [f"{name}: stale allow-list entry, no such module" for name in allowed if not (package / name).is_file()]
-    problems += [f"{folder}: stale skipped folder, no such folder" for folder in skipped if not (package / folder).is_dir()]
     return problems
 
 
 def test_every_module_with_logic_has_a_mirrored_test() -> None:
-    problems = mirror_problems(REPO / "src" / PACKAGE, REPO / "tests", WITHOUT_MIRRORED_TEST, OTHER_HELPERS_FOLDERS)
+    problems = mirror_problems(REPO / "src" / PACKAGE, REPO / "tests", WITHOUT_MIRRORED_TEST)
     assert problems == [], "\n".join(problems)
 
 
@@ -245,18 +237,16 @@ def test_the_mirror_check_names_missing_tests_and_stale_allow_list_entries(tmp_p
             "pkg/sub/b.py": "class B:\n    pass\n",
             "pkg/sub/c.py": "def g():\n    pass\n",
             "pkg/sub/d.py": "def h():\n    pass\n",
-            "pkg/later/e.py": "def e():\n    pass\n",
             "tests/test_a.py": "",
             "tests/sub/test_c.py": "",
         },
     )
     allowed = {"sub/c.py": "tested", "sub/d.py": "reason", "constants.py": "none", "gone.py": "moved"}
-    assert mirror_problems(tmp_path / "pkg", tmp_path / "tests", allowed, ("later", "missing")) == [
+    assert mirror_problems(tmp_path / "pkg", tmp_path / "tests", allowed) == [
         "cli/__main__.py: holds logic but has no tests/cli/test_main.py",
         "constants.py: stale allow-list entry, the module holds no logic",
         "sub/__init__.py: holds logic but has no tests/sub/test_init.py",
         "sub/b.py: holds logic but has no tests/sub/test_b.py",
         "sub/c.py: stale allow-list entry, tests/sub/test_c.py exists",
         "gone.py: stale allow-list entry, no such module",
-        "missing: stale skipped folder, no such folder",
     ]
