@@ -27,6 +27,7 @@ from graphbench.modules.budget import solve_width
 from graphbench.modules.network import count_parameters
 from graphbench.modules.task_module import GraphTaskModule
 from graphbench.run.errors import ConfigError
+from graphbench.run.loggers import ResumableCSVLogger
 from graphbench.run.record import RunRecord, flat_config
 from graphbench.transforms.dataset_transform import dataset_transform
 
@@ -152,11 +153,15 @@ def build_loggers(cfg: DictConfig) -> list[Logger]:
     return [build(c, f"logger.{k}") for k, c in (cfg.get("logger") or {}).items() if c]
 
 
-def open_loggers(cfg: DictConfig, record: RunRecord, loggers: list[Logger]) -> None:
+def open_loggers(cfg: DictConfig, record: RunRecord, loggers: list[Logger], resumed_epoch: int | None = None) -> None:
     """The start of every run that logs: append the loggers of ``cfg.logger`` to ``loggers`` (the run
-    frame's list, which it finishes with the run's status) and give each the run's config."""
+    frame's list, which it finishes with the run's status) and give each the run's config. A run resumed
+    after epoch ``resumed_epoch`` keeps the CSV rows of epochs ``0..resumed_epoch``: that is set before
+    the first write (``log_hyperparams``), which opens the CSV file."""
     loggers.extend(build_loggers(cfg))
     for lg in loggers:
+        if resumed_epoch is not None and isinstance(lg, ResumableCSVLogger):
+            lg.resume_after(resumed_epoch)
         lg.log_hyperparams(flat_config(record.config or {}))
 
 

@@ -41,7 +41,6 @@ from graphbench.run.checkpoints import CHECKPOINTS, check_checkpoint_file, load_
 from graphbench.run.distributed import cluster_plugins, launch_context, processes_per_node
 from graphbench.run.errors import ConfigError
 from graphbench.run.frame import RunFrame, record_raw_files, recorded_run, status_of
-from graphbench.run.loggers import ResumableCSVLogger
 from graphbench.run.record import (
     COMPLETED,
     RUNNING,
@@ -169,15 +168,13 @@ def _fit_and_test(
         trainer_callbacks.append(callback)
         if callback is history:  # every ending records the epochs so far
             trainer_callbacks.append(RecordProgress(record, history, tracker))
-    if writer:
-        open_loggers(cfg, record, loggers)
     resume_from = last.path if resume and last is not None and last.path.is_file() else None
+    resumed_epoch = None
     if resume_from is not None:
         resumed_epoch = int(torch.load(resume_from, map_location="cpu", weights_only=False)["epoch"])
         log.info("resuming from %s (epoch %d done)", resume_from, resumed_epoch)
-        for lg in loggers:
-            if isinstance(lg, ResumableCSVLogger):
-                lg.resume_after(resumed_epoch)
+    if writer:
+        open_loggers(cfg, record, loggers, resumed_epoch)
     # speedups=auto: self.log without Lightning's per-call walk over each logged result, for this run
     with (
         launch_context(cfg, local_processes, output_dir, resume=resume_from is not None),
