@@ -21,7 +21,9 @@ from tests.paths import CONF, SHARED_DATA
 def test_graph_of_joins_the_graphs_of_an_inductive_datamodule() -> None:
     first = Data(edge_index=torch.tensor([[0, 1], [1, 0]]), y=torch.tensor([0, 1]), num_nodes=2)
     second = Data(edge_index=torch.tensor([[0], [2]]), y=torch.tensor([1, 1, 0]), num_nodes=3)
-    datamodule = SimpleNamespace(train_dataloader=lambda: [first], val_dataloader=lambda: [second], test_dataloader=lambda: [])
+    datamodule = SimpleNamespace(
+        graph=None, train_dataloader=lambda: [first], val_dataloader=lambda: [second], test_dataloader=lambda: []
+    )
     graph = graph_of(datamodule)
     assert graph.num_nodes == 5
     assert graph.edge_index.tolist() == [[0, 1, 2], [1, 0, 4]]

@@ -18,7 +18,7 @@ import argparse
 import sys
 from collections.abc import Callable, Sequence
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import torch
 from hydra import compose, initialize_config_dir
@@ -29,6 +29,9 @@ from torch_geometric.data import Data
 from graphbench.analysis.homophily import homophily_measures, homophily_table
 from graphbench.conf import CONFIG_DIR
 from graphbench.run.errors import ConfigError, GraphbenchError
+
+if TYPE_CHECKING:  # the training stack is heavy and not needed to parse arguments
+    from graphbench.data.datamodules.base import DataModule
 
 ANALYSES: tuple[str, ...] = ("homophily", "memorization", "igb-ranks")
 
@@ -49,14 +52,13 @@ def compose_config(config_dir: Path, overrides: Sequence[str]) -> DictConfig:
         return compose("config", overrides=list(overrides))
 
 
-def graph_of(datamodule: Any) -> Data:
+def graph_of(datamodule: DataModule) -> Data:
     """The node-labelled graph of a set-up node-level DataModule: its one graph (transductive datasets),
     else the disjoint union of every batch of its train, val and test loaders (inductive datasets,
     e.g. PATTERN, where each graph is in exactly one split). The one place that knows the DataModule's
     internals."""
-    graph = getattr(datamodule, "graph", None)
-    if isinstance(graph, Data):
-        return graph
+    if datamodule.graph is not None:
+        return datamodule.graph
     loaders = (datamodule.train_dataloader(), datamodule.val_dataloader(), datamodule.test_dataloader())
     edges, labels, offset = [], [], 0
     for batch in (batch for loader in loaders for batch in loader):

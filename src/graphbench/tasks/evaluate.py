@@ -100,11 +100,11 @@ def _check_split_scorable(datamodule: DataModule, split: str) -> None:
     if split != "train":
         return
     info = datamodule.info
-    sampler = getattr(datamodule, "sampler", None)
-    if info.level == "link" or (sampler is not None and not sampler.is_full_batch):
+    sampler = datamodule.sampler
+    if info.level == "link" or not sampler.is_full_batch:
         raise ConfigError(
             f"task=eval scores the train split of full-batch node and graph datasets only (dataset "
-            f"'{info.name}' is {info.level}-level{'' if sampler is None else f', sampler {type(sampler).__name__}'}): "
+            f"'{info.name}' is {info.level}-level, sampler {type(sampler).__name__}): "
             "set task.splits=[val,test]"
         )
 

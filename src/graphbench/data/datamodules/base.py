@@ -13,11 +13,13 @@ import lightning as L
 import torch
 from torch import Tensor
 from torch.utils.data import DataLoader
+from torch_geometric.data import Data
 from torch_geometric.transforms import BaseTransform
 
 from graphbench.data.info import DatasetInfo, Level
 from graphbench.data.io.raw_manifest import RawManifest, load_or_build_from_raw
 from graphbench.data.io.raw_root import RawRoot
+from graphbench.data.samplers.base import Sampler
 from graphbench.data.sources.base import Source
 from graphbench.data.store.cache import cache_key, load_or_build
 from graphbench.data.store.device_store import DeviceStore
@@ -55,6 +57,10 @@ class Layout(Protocol):
 
     #: graphs per mini-batch (``dataset.batch_size``); ``None`` for one graph, which a sampler batches
     graphs_per_batch: int | None
+    #: how training batches are drawn: the configured sampler for one graph, full batches for many graphs
+    sampler: Sampler
+    #: the set-up graph of a one-graph dataset (for links, the message-passing graph); ``None`` otherwise
+    graph: Data | None
 
     def setup(self, dm: DataModule) -> None:
         """After the DataModule has loaded its store and splits (and normalized the features)."""
@@ -165,6 +171,16 @@ class DataModule(L.LightningDataModule):
     def layout(self) -> Layout:
         """How the data is split and batched (set by the level's constructor)."""
         return self._layout
+
+    @property
+    def sampler(self) -> Sampler:
+        """The one-graph layout's sampler (``full`` for many graphs)."""
+        return self._layout.sampler
+
+    @property
+    def graph(self) -> Data | None:
+        """The set-up graph of a one-graph dataset (``None`` before :meth:`setup` and for many graphs)."""
+        return self._layout.graph
 
     @property
     def batch_size(self) -> int | None:

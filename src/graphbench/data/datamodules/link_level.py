@@ -7,14 +7,13 @@ import os
 from typing import ClassVar
 
 from torch import Tensor
-from torch_geometric.data import Data
 from torch_geometric.transforms import BaseTransform
 
 from graphbench.data.datamodules.base import COMMON_KEYS, DataModule
 from graphbench.data.datamodules.many_graphs import MANY_GRAPHS_KEYS, ManyGraphs, many_graphs_layout
 from graphbench.data.datamodules.one_graph import ONE_GRAPH_LINK_KEYS, SPLIT_EDGES, VAL_EDGE_ATTR, OneGraphLinks, one_graph_only
 from graphbench.data.info import Level
-from graphbench.data.samplers.base import FullBatch, Sampler
+from graphbench.data.samplers.base import Sampler
 from graphbench.data.sources.base import Source
 from graphbench.run.errors import ConfigError
 
@@ -87,16 +86,6 @@ class LinkLevelDataModule(DataModule):
         self._layout = OneGraphLinks(
             eval_batch_size=eval_batch_size, use_val_edges_as_input=bool(use_val_edges_as_input), sampler=sampler
         )
-
-    @property
-    def sampler(self) -> Sampler:
-        """The one-graph layout's sampler (``full`` for many graphs)."""
-        return self._layout.sampler if isinstance(self._layout, OneGraphLinks) else FullBatch()
-
-    @property
-    def graph(self) -> Data | None:
-        """The set-up message-passing graph of a one-graph dataset (``None`` otherwise)."""
-        return self._layout.graph if isinstance(self._layout, OneGraphLinks) else None
 
     @property
     def split_edges(self) -> dict[str, Tensor]:

@@ -8,14 +8,13 @@ import torch
 from torch import Tensor
 from torch.utils.data import DataLoader
 
-from graphbench.data.samplers.base import FullBatch
+from graphbench.data.samplers.base import FullBatch, Sampler
 from graphbench.data.store.graph_store import GraphStore
 from graphbench.data.store.loader import graph_loader
 from graphbench.run.errors import ConfigError
 
 if TYPE_CHECKING:
     from graphbench.data.datamodules.base import DataModule
-    from graphbench.data.samplers.base import Sampler
 
 #: the keys of a dataset node that the many-graph layout takes
 MANY_GRAPHS_KEYS: tuple[str, ...] = ("batch_size", "batch_on_device")
@@ -46,6 +45,9 @@ class ManyGraphs:
         self.batch_on_device = batch_on_device
         self.label_nodes = label_nodes
         self._node_ids: Tensor | None = None
+        #: many graphs are batched by graph (dataset.batch_size), never by a sampler, and have no one graph
+        self.sampler: Sampler = FullBatch()
+        self.graph: None = None
 
     @property
     def graphs_per_batch(self) -> int:

@@ -7,14 +7,14 @@ import os
 from typing import ClassVar
 
 from torch import Tensor
-from torch_geometric.data import Batch, Data
+from torch_geometric.data import Batch
 from torch_geometric.transforms import BaseTransform
 
 from graphbench.data.datamodules.base import COMMON_KEYS, DataModule
 from graphbench.data.datamodules.many_graphs import MANY_GRAPHS_KEYS, ManyGraphs, many_graphs_layout
 from graphbench.data.datamodules.one_graph import ONE_GRAPH_NODE_KEYS, OneGraphNodes, one_graph_only, row_normalize
 from graphbench.data.info import Level
-from graphbench.data.samplers.base import FullBatch, Sampler
+from graphbench.data.samplers.base import Sampler
 from graphbench.data.sources.base import OneGraphNodeSource, Source
 from graphbench.run.errors import ConfigError
 
@@ -98,16 +98,6 @@ class NodeLevelDataModule(DataModule):
         given = {key: value for key, value in one_graph_keys.items() if value is not None}
         self._layout = OneGraphNodes(source=source, name=name, split=split, sampler=sampler, **given)  # type: ignore[arg-type]
         self.split = self._layout.split
-
-    @property
-    def sampler(self) -> Sampler:
-        """The one-graph layout's sampler (``full`` for many graphs)."""
-        return self._layout.sampler if isinstance(self._layout, OneGraphNodes) else FullBatch()
-
-    @property
-    def graph(self) -> Data | None:
-        """The set-up graph of a one-graph dataset (``None`` before :meth:`setup` and for many graphs)."""
-        return self._layout.graph if isinstance(self._layout, OneGraphNodes) else None
 
     @property
     def full_batch(self) -> Batch | None:
