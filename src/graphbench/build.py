@@ -12,6 +12,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
+import torch
 from lightning.pytorch.callbacks import Callback, ModelCheckpoint
 from lightning.pytorch.loggers.logger import Logger
 from omegaconf import DictConfig, OmegaConf
@@ -179,6 +180,7 @@ def sized_network(cfg: DictConfig, info: DatasetInfo) -> SizedNetwork:
     count, logged once; the caller seeds the RNG before it draws the weights with ``make(hidden_dim)``."""
     make = network_builder(cfg, info)
     hidden_dim = network_width(cfg, make)
-    num_params = count_parameters(make(hidden_dim))
+    with torch.device("meta"):  # counted as the width solver counts: no weights allocated or drawn
+        num_params = count_parameters(make(hidden_dim))
     log.info("model %s: hidden_dim=%d, %s parameters", cfg.model.name, hidden_dim, f"{num_params:,}")
     return SizedNetwork(make, hidden_dim, num_params)
