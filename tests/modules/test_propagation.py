@@ -181,6 +181,51 @@ def test_plan_inside_torch_func_transforms_equals_the_sparse_path() -> None:
         torch.testing.assert_close(vmap(op)(x.unsqueeze(0))[0], op(x), rtol=0, atol=1e-12)
 
 
+def test_gcn_propagation_under_vmap_is_one_csr_product_of_the_copies_side_by_side(monkeypatch: pytest.MonkeyPatch) -> None:
+    # IGB's batched fits: K copies propagate on one graph; forward and backward are one CSR product each
+    from torch.func import vmap
+
+    from graphbench.modules import propagation
+
+    calls: list[tuple[int, ...]] = []
+    real_spmm = propagation.spmm
+
+    def counted(matrix: Tensor, dense: Tensor) -> Tensor:
+        calls.append(tuple(dense.shape))
+        return real_spmm(matrix, dense)
+
+    monkeypatch.setattr(propagation, "spmm", counted)
+    plan = EdgePlan(EDGES, NUM_NODES)
+    x = torch.randn(3, NUM_NODES, 2, dtype=torch.float64, generator=torch.Generator().manual_seed(0), requires_grad=True)
+    weights = torch.randn(3, NUM_NODES, 2, dtype=torch.float64, generator=torch.Generator().manual_seed(1))
+    batched = vmap(plan.gcn_propagate)(x)
+    (grad,) = torch.autograd.grad((batched * weights).sum(), x)
+    assert calls == [(NUM_NODES, 6), (NUM_NODES, 6)]  # the three copies' 2 columns side by side
+    index, weight = gcn_norm(EDGES, None, NUM_NODES, add_self_loops=True)
+    dense = torch.zeros(NUM_NODES, NUM_NODES, dtype=torch.float64).index_put_(
+        (index[1], index[0]), weight.double(), accumulate=True
+    )
+    for k in range(3):
+        torch.testing.assert_close(batched[k], dense @ x[k].detach(), rtol=0, atol=1e-12)
+        torch.testing.assert_close(grad[k], dense.t() @ weights[k], rtol=0, atol=1e-12)
+
+
+def test_gcn_propagation_under_a_gradient_transform_inside_vmap_takes_no_csr_product() -> None:
+    # the NTK callback's vmap over vjp: the gather path, whose gradients equal the dense matrix's
+    from torch.func import vjp, vmap
+
+    plan = EdgePlan(EDGES, NUM_NODES)
+    x = torch.randn(NUM_NODES, 2, dtype=torch.float64, generator=torch.Generator().manual_seed(0))
+    cotangents = torch.randn(4, NUM_NODES, 2, dtype=torch.float64, generator=torch.Generator().manual_seed(1))
+    pullbacks = vmap(lambda v: vjp(plan.gcn_propagate, x)[1](v)[0])(cotangents)
+    index, weight = gcn_norm(EDGES, None, NUM_NODES, add_self_loops=True)
+    dense = torch.zeros(NUM_NODES, NUM_NODES, dtype=torch.float64).index_put_(
+        (index[1], index[0]), weight.double(), accumulate=True
+    )
+    for k in range(4):
+        torch.testing.assert_close(pullbacks[k], dense.t() @ cotangents[k], rtol=0, atol=1e-12)
+
+
 def test_spmm_writes_exactly_what_sparse_mm_computes() -> None:
     # the product into an uninitialized result (addmm, beta=0) is torch.sparse.mm's, bit for bit
     from graphbench.modules.propagation import csr, spmm

@@ -126,3 +126,58 @@ def test_linear_module_is_torchs_linear() -> None:
         assert torch.equal(value, theirs.state_dict()[key])  # same initialization
     x = torch.randn(5, 4)
     torch.testing.assert_close(ours(x), theirs(x), rtol=1e-6, atol=1e-6)
+
+
+def _sparse_rows() -> tuple[Tensor, Tensor]:
+    """A 4 x 3 bag-of-words matrix, dense and CSR (row 2 empty, as a node without words)."""
+    dense = torch.tensor([[1.0, 0.0, 1.0], [0.0, 1.0, 0.0], [0.0, 0.0, 0.0], [1.0, 1.0, 0.0]])
+    return dense, dense.to_sparse_csr()
+
+
+def test_sparse_csr_input_values_and_weight_gradient_by_hand() -> None:
+    dense, rows = _sparse_rows()
+    weight = torch.tensor([[1.0, 2.0, 3.0], [-1.0, 0.0, 1.0]], requires_grad=True)
+    bias = torch.tensor([0.5, -0.5], requires_grad=True)
+    out = linear(rows, weight, bias)
+    # row 0 = words 0 and 2: [1 + 3, -1 + 1] + b; row 2 has no words: b alone
+    assert torch.equal(out.detach(), torch.tensor([[4.5, -0.5], [2.5, -0.5], [0.5, -0.5], [3.5, -1.5]]))
+    out.sum().backward()
+    # dL/dW[o, d] = sum_n x[n, d]: each column's word count, for both outputs
+    assert torch.equal(weight.grad, torch.tensor([[2.0, 2.0, 1.0], [2.0, 2.0, 1.0]]))
+    assert torch.equal(bias.grad, torch.tensor([4.0, 4.0]))
+    assert torch.equal(out.detach(), F.linear(dense, weight, bias).detach())
+
+
+def test_sparse_csr_input_under_vmap_is_one_product_of_the_weights_side_by_side() -> None:
+    # IGB's batched fits: K weights, one feature matrix; values and gradients are each copy's own
+    dense, rows = _sparse_rows()
+    generator = torch.Generator().manual_seed(0)
+    weights = torch.randn(5, 2, 3, generator=generator, requires_grad=True)
+    bias = torch.randn(5, 2, generator=generator, requires_grad=True)
+    cotangent = torch.randn(5, 4, 2, generator=generator)
+    batched = torch.func.vmap(lambda w, b: linear(rows, w, b))(weights, bias)
+    grads = torch.autograd.grad((batched * cotangent).sum(), (weights, bias))
+    for k in range(5):
+        w, b = weights[k].detach().requires_grad_(), bias[k].detach().requires_grad_()
+        own = F.linear(dense, w, b)
+        torch.testing.assert_close(batched[k], own, rtol=0, atol=1e-6)
+        own_grads = torch.autograd.grad((own * cotangent[k]).sum(), (w, b))
+        torch.testing.assert_close(grads[0][k], own_grads[0], rtol=0, atol=1e-5)
+        torch.testing.assert_close(grads[1][k], own_grads[1], rtol=0, atol=1e-5)
+
+
+def test_sparse_csr_input_under_vmap_multiplies_the_features_once(monkeypatch: pytest.MonkeyPatch) -> None:
+    from graphbench.speedups import linear as module
+
+    products: list[tuple[int, ...]] = []
+    real_mm = torch.sparse.mm
+
+    def counted(matrix: Tensor, dense: Tensor) -> Tensor:
+        products.append(tuple(dense.shape))
+        return real_mm(matrix, dense)
+
+    monkeypatch.setattr(module.torch.sparse, "mm", counted)
+    _, rows = _sparse_rows()
+    weights = torch.randn(7, 2, 3, requires_grad=True)
+    torch.func.vmap(lambda w: linear(rows, w))(weights).sum().backward()
+    assert products == [(3, 14), (4, 14)]  # forward: [in, K * out]; backward: x^T times [N, K * out]

@@ -17,8 +17,9 @@ The plan is explicit: :class:`~graphbench.modules.network.GraphNetwork` hands on
 pass to the layers that declare ``uses_plan = True``. It takes it from a :class:`PlanMemo`, which
 keeps the last batch's plan while the same ``edge_index`` tensor comes back unchanged: full-batch
 training and evaluation run every step on one graph, whose plan is then built once per run.
-Inside ``torch.func`` transforms and ``torch.compile``, which take no sparse CSR tensors, GCN's
-product runs as a gather and ``index_add`` of the same normalized edges.
+Inside ``torch.func``'s gradient transforms and ``torch.compile``, which take no sparse CSR tensors,
+GCN's product runs as a gather and ``index_add`` of the same normalized edges; under ``vmap`` alone
+the batched inputs go through one CSR product side by side.
 Results equal PyG's paths up to float summation order (tests/modules/test_propagation.py).
 """
 
@@ -26,6 +27,7 @@ from __future__ import annotations
 
 import warnings
 from dataclasses import dataclass
+from typing import Any
 
 import torch
 from torch import Tensor
@@ -33,7 +35,7 @@ from torch_geometric.index import index2ptr
 from torch_geometric.nn.conv.gcn_conv import gcn_norm
 from torch_geometric.utils import scatter
 
-from graphbench.speedups.functorch import transformed
+from graphbench.speedups.functorch import only_vmapped, transformed
 
 
 def traceable_gcn_norm(edge_index: Tensor, edge_weight: Tensor | None, num_nodes: int) -> tuple[Tensor, Tensor]:
@@ -86,17 +88,34 @@ def weighted_sum_at_dst(messages: Tensor, edge_weight: Tensor, dst: Tensor, num_
 
 
 class _SparseProduct(torch.autograd.Function):
-    """``matrix @ x`` with the backward ``transpose @ grad``, both precomputed CSR matrices (no
-    gradient flows to the matrix: its entries depend on the graph alone)."""
+    r"""``matrix @ x`` with the backward ``transpose @ grad``, both precomputed CSR matrices (no
+    gradient flows to the matrix: its entries depend on the graph alone).
+
+    Under ``vmap`` (IGB's batched fits: :math:`K` networks on one graph) the :math:`K` inputs
+    :math:`x_k \in \mathbb{R}^{N \times F}` share the matrix, so their products are one product with
+    the columns side by side, :math:`S [x_1 \cdots x_K]`, instead of :math:`K` gathers and scatters."""
 
     @staticmethod
-    def forward(ctx, x: Tensor, matrix: Tensor, transpose: Tensor) -> Tensor:  # type: ignore[override]
-        ctx.transpose = transpose
+    def forward(x: Tensor, matrix: Tensor, transpose: Tensor) -> Tensor:  # type: ignore[override]
         return spmm(matrix, x.contiguous())
 
     @staticmethod
-    def backward(ctx, grad: Tensor) -> tuple[Tensor, None, None]:  # type: ignore[override]
-        return spmm(ctx.transpose, grad.contiguous()), None, None
+    def setup_context(ctx: Any, inputs: tuple[Tensor, Tensor, Tensor], output: Tensor) -> None:
+        ctx.matrix, ctx.transpose = inputs[1], inputs[2]
+
+    @staticmethod
+    def backward(ctx: Any, grad: Tensor) -> tuple[Tensor, None, None]:  # type: ignore[override]
+        return _SparseProduct.apply(grad, ctx.transpose, ctx.matrix), None, None
+
+    @staticmethod
+    def vmap(
+        info: Any, in_dims: tuple[int | None, None, None], x: Tensor, matrix: Tensor, transpose: Tensor
+    ) -> tuple[Tensor, int | None]:
+        if in_dims[0] is None:
+            return _SparseProduct.apply(x, matrix, transpose), None
+        side_by_side = x.movedim(in_dims[0], 1)  # [N, K, ...]
+        product = _SparseProduct.apply(side_by_side.reshape(side_by_side.size(0), -1), matrix, transpose)
+        return product.view(matrix.size(0), *side_by_side.shape[1:]), 1
 
 
 class EdgePlan:
@@ -165,8 +184,9 @@ class EdgePlan:
         return out.index_add(0, self.dst, m) if transformed(m) else out.index_add_(0, self.dst, m)
 
     def gcn_propagate(self, x: Tensor) -> Tensor:
-        # torch.func (vmap: the NTK callback) and torch.compile cannot take sparse CSR tensors
-        if transformed(x) or torch.compiler.is_compiling():
+        # gradient transforms of torch.func (vjp: the NTK callback) and torch.compile cannot take sparse
+        # CSR tensors; vmap alone can, through the product's own vmap rule
+        if (transformed(x) and not only_vmapped()) or torch.compiler.is_compiling():
             (src, dst), weight = self.gcn_edges
             messages = x.index_select(0, src) * weight.to(x.dtype).unsqueeze(-1)
             return x.new_zeros((self.num_nodes, *x.shape[1:])).index_add(0, dst, messages)

@@ -1,4 +1,5 @@
-"""Full-batch fits of IGB's protocols: the batched fits equal the sequential ones."""
+"""Full-batch fits of IGB's protocols: the batched fits equal the sequential ones, and sparse raw features fit as
+the dense matrix does."""
 
 from __future__ import annotations
 
@@ -11,7 +12,8 @@ import torch
 from hydra import compose, initialize_config_dir
 from omegaconf import DictConfig
 
-from graphbench.analysis.igb.fit import FullBatchRecipe, fit, fit_many
+from graphbench.analysis.igb import fit as fit_module
+from graphbench.analysis.igb.fit import FullBatchRecipe, fit, fit_many, sparse_inputs
 from graphbench.analysis.subset_training import node_datamodule
 from graphbench.modules.losses import ConsistencyLoss
 from graphbench.run.errors import ConfigError
@@ -68,6 +70,45 @@ def test_fit_many_trains_with_the_cpu_dropout_speedup_switched_on(tmp_path: Path
     dm = node_datamodule(cfg)
     results = fit_many(FullBatchRecipe.from_config(cfg, dm.info), dm.graph, seed=0, labels=dm.graph.y.repeat(2, 1))
     assert [r.epochs for r in results] == [6, 6] and torch.equal(results[0].predictions, results[1].predictions)
+
+
+def test_sparse_features_fit_as_the_dense_matrix_does(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    # the fixture's features are 2 of 6 non-zero: above the CSR threshold, so the test lowers it
+    monkeypatch.setattr(fit_module, "SPARSE_FEATURE_DENSITY", 0.5)
+    cfg = planetoid_cfg(tmp_path, "model.dropout=0.5", "model.input_dropout=0", "speedups=auto")
+    dm = node_datamodule(cfg)
+    graph, sparse = dm.graph, FullBatchRecipe.from_config(cfg, dm.info)
+    dense = dataclasses.replace(sparse, sparse_features=False)
+    assert (
+        sparse.sparse_features
+        and sparse_inputs(sparse, graph, sparse.make_network(sparse.hidden_dim)).x.layout == torch.sparse_csr
+    )
+    assert sparse_inputs(dense, graph, dense.make_network(dense.hidden_dim)) is graph
+    labels = graph.y.repeat(2, 1)
+    labels[1, graph.train_mask] = 0
+    for a, b in zip(fit_many(sparse, graph, seed=2, labels=labels), fit_many(dense, graph, seed=2, labels=labels), strict=True):
+        assert (a.train, a.val, a.test) == (b.train, b.val, b.test) and torch.equal(a.predictions, b.predictions)
+    a, b = fit(sparse, graph, seed=2, select=True), fit(dense, graph, seed=2, select=True)
+    assert (a.epochs, a.train, a.val, a.test) == (b.epochs, b.train, b.val, b.test)
+    assert graph.x.layout == torch.strided  # the caller's graph keeps its dense matrix
+
+
+def test_a_model_that_refuses_sparse_features_keeps_the_dense_matrix_and_its_random_stream(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # input dropout draws a mask over x's entries, which a CSR matrix cannot take
+    monkeypatch.setattr(fit_module, "SPARSE_FEATURE_DENSITY", 0.5)
+    cfg = planetoid_cfg(tmp_path, "model.dropout=0.5", "model.input_dropout=0.5", "speedups=auto")
+    dm = node_datamodule(cfg)
+    recipe = FullBatchRecipe.from_config(cfg, dm.info)
+    network = recipe.make_network(recipe.hidden_dim).train()
+    torch.manual_seed(0)
+    assert sparse_inputs(recipe, dm.graph, network) is dm.graph
+    drawn = torch.rand(3)
+    torch.manual_seed(0)
+    assert torch.equal(drawn, torch.rand(3))  # the trial's draws were undone
+    monkeypatch.setattr(fit_module, "SPARSE_FEATURE_DENSITY", 0.2)  # 2 of 6 non-zero is now too dense
+    assert sparse_inputs(recipe, dm.graph, recipe.make_network(recipe.hidden_dim)) is dm.graph
 
 
 def test_the_objective_is_grands_mean_loss_over_passes_plus_consistency() -> None:
