@@ -226,6 +226,24 @@ def test_gcn_propagation_under_a_gradient_transform_inside_vmap_takes_no_csr_pro
         torch.testing.assert_close(pullbacks[k], dense.t() @ cotangents[k], rtol=0, atol=1e-12)
 
 
+@pytest.mark.parametrize("self_loop_weight", [1.0, 2.0])
+def test_traceable_normalization_gives_pygs_products(self_loop_weight: float) -> None:
+    # torch.compile's normalization (no data-dependent shapes) against PyG's gcn_norm: EDGES has a
+    # self-loop at 2, which keeps its weight; the other nodes get self_loop_weight
+    from graphbench.modules.propagation import traceable_gcn_norm
+
+    weight = torch.tensor([0.5, 1.0, 2.0, 1.5, 3.0, 0.25], dtype=torch.float64)
+    index, values = traceable_gcn_norm(EDGES, weight, NUM_NODES, self_loop_weight)
+    pyg_index, pyg_values = gcn_norm(EDGES, weight, NUM_NODES, improved=self_loop_weight == 2.0, add_self_loops=True)
+
+    def dense(i: Tensor, v: Tensor) -> Tensor:
+        return torch.zeros(NUM_NODES, NUM_NODES, dtype=torch.float64).index_put_((i[1], i[0]), v, accumulate=True)
+
+    torch.testing.assert_close(dense(index, values), dense(pyg_index, pyg_values), rtol=0, atol=1e-12)
+    # node 4 is isolated: its row is its own loop alone, weight w / w = 1
+    assert float(dense(index, values)[4, 4]) == pytest.approx(1.0, abs=1e-12)
+
+
 def test_spmm_writes_exactly_what_sparse_mm_computes() -> None:
     # the product into an uninitialized result (addmm, beta=0) is torch.sparse.mm's, bit for bit
     from graphbench.modules.propagation import csr, spmm

@@ -38,12 +38,14 @@ from torch_geometric.utils import scatter
 from graphbench.speedups.functorch import only_vmapped, transformed
 
 
-def traceable_gcn_norm(edge_index: Tensor, edge_weight: Tensor | None, num_nodes: int) -> tuple[Tensor, Tensor]:
+def traceable_gcn_norm(
+    edge_index: Tensor, edge_weight: Tensor | None, num_nodes: int, self_loop_weight: float = 1.0
+) -> tuple[Tensor, Tensor]:
     r"""PyG's ``gcn_norm(edge_index, edge_weight, num_nodes, add_self_loops=True)`` in shapes that
     depend on the sizes alone, so that ``torch.compile`` traces it in one graph (PyG's self-loop
     search, a ``nonzero``, has a data-dependent shape). An existing self-loop :math:`i \to i` keeps
-    its place with weight 0 and hands its weight to the loop appended for :math:`i` (1 where there is
-    none), as PyG's ``add_remaining_self_loops`` does; the zero-weight edges add nothing, so products
+    its place with weight 0 and hands its weight to the loop appended for :math:`i` (``self_loop_weight``
+    where there is none: 1, or 2 for ``improved``), as PyG's ``add_remaining_self_loops`` does; the zero-weight edges add nothing, so products
     with the result equal those with PyG's. Returns ``[2, E + N]`` edges and their weights
     :math:`w_{ji} / \sqrt{\hat d_i \hat d_j}`."""
     src, dst = edge_index[0], edge_index[1]
@@ -51,7 +53,7 @@ def traceable_gcn_norm(edge_index: Tensor, edge_weight: Tensor | None, num_nodes
     is_loop = src == dst
     # the weight of node i's existing self-loop, or 1; a dummy slot num_nodes takes the other edges
     slot = torch.where(is_loop, src, num_nodes)
-    loop_weight = weight.new_ones(num_nodes + 1).scatter(0, slot, weight)[:num_nodes]
+    loop_weight = weight.new_full((num_nodes + 1,), self_loop_weight).scatter(0, slot, weight)[:num_nodes]
     nodes = torch.arange(num_nodes, device=edge_index.device, dtype=edge_index.dtype)
     index = torch.cat([edge_index, torch.stack([nodes, nodes])], dim=1)
     weight = torch.cat([torch.where(is_loop, 0.0, weight), loop_weight])
@@ -126,7 +128,8 @@ class EdgePlan:
       for every edge, differentiable.
     * :meth:`scatter_dst`: :math:`\sum_{e:\,\mathrm{dst}(e) = i} m_e` for every node, differentiable.
     * :meth:`gcn_propagate`: :math:`\hat D^{-1/2}(A + I)\hat D^{-1/2} x` exactly as PyG's ``GCNConv``
-      normalizes (``gcn_norm`` with remaining self-loops of weight 1, in-degrees).
+      normalizes (``gcn_norm`` with remaining self-loops of weight 1, in-degrees); with
+      ``self_loop_weight=2``, :math:`A + 2I` as ``GCNConv(improved=True)``.
 
     ``edge_weight`` (``[E]``, optional) makes :math:`A` weighted, :math:`A_{ij} = w_{ji}` for the edge
     :math:`j \to i`, in GCN's normalization only, as ``GCNConv(x, edge_index, edge_weight)``:
@@ -147,29 +150,50 @@ class EdgePlan:
         self.edge_weight = edge_weight
         # built on first use; a plain cache, since torch.compile cannot trace functools.cached_property's
         # lock (Python < 3.12)
-        self._gcn_edges: tuple[Tensor, Tensor] | None = None
-        self._gcn_adjacency: tuple[Tensor, Tensor] | None = None
+        self._gcn_edges: dict[float, tuple[Tensor, Tensor]] = {}
+        self._gcn_adjacency: dict[float, tuple[Tensor, Tensor]] = {}
 
     @property
     def gcn_edges(self) -> tuple[Tensor, Tensor]:
         """GCN's normalized edges: ``edge_index`` with self-loops and their weights (PyG's ``gcn_norm``,
         with :attr:`edge_weight` when given)."""
-        if self._gcn_edges is None and torch.compiler.is_compiling():
-            self._gcn_edges = traceable_gcn_norm(self.edge_index, self.edge_weight, self.num_nodes)
-        if self._gcn_edges is None:
-            index, weight = gcn_norm(self.edge_index, self.edge_weight, self.num_nodes, improved=False, add_self_loops=True)
-            assert weight is not None
-            self._gcn_edges = index, weight
-        return self._gcn_edges
+        return self.normalized_edges(1.0)
 
     @property
     def gcn_adjacency(self) -> tuple[Tensor, Tensor]:
         """GCN's normalized adjacency (rows receive) and its transpose, CSR ``[N, N]``."""
-        if self._gcn_adjacency is None:
-            (src, dst), weight = self.gcn_edges
+        return self.normalized_adjacency(1.0)
+
+    def normalized_edges(self, self_loop_weight: float) -> tuple[Tensor, Tensor]:
+        r"""The normalized edges of :math:`A + wI` (``self_loop_weight`` :math:`w`: 1 for GCN, 2 for
+        ``GCNConv(improved=True)``): PyG's ``gcn_norm`` with that fill value, unit edge weights when
+        there are none (PyG 2.8.1 drops the fill value without them)."""
+        if self_loop_weight not in self._gcn_edges:
+            if torch.compiler.is_compiling():
+                edges = traceable_gcn_norm(self.edge_index, self.edge_weight, self.num_nodes, self_loop_weight)
+            elif self_loop_weight == 1.0:
+                edges = gcn_norm(self.edge_index, self.edge_weight, self.num_nodes, improved=False, add_self_loops=True)
+            elif self_loop_weight == 2.0:
+                weight = (
+                    self.edge_weight
+                    if self.edge_weight is not None
+                    else self.edge_index.new_ones(self.edge_index.size(1), dtype=torch.float32)
+                )
+                edges = gcn_norm(self.edge_index, weight, self.num_nodes, improved=True, add_self_loops=True)
+            else:
+                edges = traceable_gcn_norm(self.edge_index, self.edge_weight, self.num_nodes, self_loop_weight)
+            index, weight = edges
+            assert weight is not None
+            self._gcn_edges[self_loop_weight] = index, weight
+        return self._gcn_edges[self_loop_weight]
+
+    def normalized_adjacency(self, self_loop_weight: float) -> tuple[Tensor, Tensor]:
+        """:meth:`normalized_edges` as a CSR ``[N, N]`` matrix (rows receive) and its transpose."""
+        if self_loop_weight not in self._gcn_adjacency:
+            (src, dst), weight = self.normalized_edges(self_loop_weight)
             shape = (self.num_nodes, self.num_nodes)
-            self._gcn_adjacency = csr(dst, src, weight, shape), csr(src, dst, weight, shape)
-        return self._gcn_adjacency
+            self._gcn_adjacency[self_loop_weight] = csr(dst, src, weight, shape), csr(src, dst, weight, shape)
+        return self._gcn_adjacency[self_loop_weight]
 
     def gather_src(self, x: Tensor) -> Tensor:
         return x.index_select(0, self.src)
@@ -183,14 +207,15 @@ class EdgePlan:
         # rows into an unbatched tensor
         return out.index_add(0, self.dst, m) if transformed(m) else out.index_add_(0, self.dst, m)
 
-    def gcn_propagate(self, x: Tensor) -> Tensor:
+    def gcn_propagate(self, x: Tensor, self_loop_weight: float = 1.0) -> Tensor:
+        r""":math:`\hat D^{-1/2}(A + wI)\hat D^{-1/2} x`, :math:`w` = ``self_loop_weight``."""
         # gradient transforms of torch.func (vjp: the NTK callback) and torch.compile cannot take sparse
         # CSR tensors; vmap alone can, through the product's own vmap rule
         if (transformed(x) and not only_vmapped()) or torch.compiler.is_compiling():
-            (src, dst), weight = self.gcn_edges
+            (src, dst), weight = self.normalized_edges(self_loop_weight)
             messages = x.index_select(0, src) * weight.to(x.dtype).unsqueeze(-1)
             return x.new_zeros((self.num_nodes, *x.shape[1:])).index_add(0, dst, messages)
-        matrix, transpose = self.gcn_adjacency
+        matrix, transpose = self.normalized_adjacency(self_loop_weight)
         return _SparseProduct.apply(x, self._as(matrix, x), self._as(transpose, x))
 
     @staticmethod

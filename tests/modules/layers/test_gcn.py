@@ -1,4 +1,4 @@
-"""GCNLayer: exact values on a hand-built pair, sparse and through PyG's GCNConv, ``improved``; its sparse
+"""GCNLayer: exact values on a hand-built pair, sparse and through PyG's GCNConv, ``improved`` on both paths; its sparse
 propagation under CPU mixed precision (``trainer.precision=bf16-mixed``): the CPU's sparse CSR product
 has no bfloat16 kernel, so the layer propagates in float32 there."""
 
@@ -48,18 +48,34 @@ def test_normalized_adjacency_exact(sparse: bool) -> None:
     assert e_out is e
 
 
-def test_improved_adds_self_loops_of_weight_two_and_runs_pygs_conv() -> None:
-    # A + 2I has degrees 3: [[2/3, 1/3], [1/3, 2/3]]
-    layer = identity_gcn(sparse=True, improved=True)
-    assert not layer.sparse
-    out, _ = layer(PAIR_X, PAIR, None, edge_weight=torch.ones(2))
+@pytest.mark.parametrize("sparse", [True, False])
+@pytest.mark.parametrize("edge_weight", [None, torch.ones(2)])
+def test_improved_adds_self_loops_of_weight_two_on_both_paths(sparse: bool, edge_weight: torch.Tensor | None) -> None:
+    # A + 2I has degrees 3: [[2/3, 1/3], [1/3, 2/3]] (PyG 2.8.1's GCNConv alone, without edge weights,
+    # would normalize A + I: its gcn_norm drops the fill value)
+    layer = identity_gcn(sparse=sparse, improved=True)
+    assert layer.sparse is sparse
+    out, _ = layer(PAIR_X, PAIR, None, edge_weight=edge_weight)
     torch.testing.assert_close(out, torch.tensor([[4.0, 1.0], [5.0, 2.0]]))
 
 
-def test_improved_without_edge_weights_adds_self_loops_of_weight_two() -> None:
-    # PyG 2.8.1's GCNConv alone normalizes A + I here (its gcn_norm drops the fill value without edge weights)
-    out, _ = identity_gcn(improved=True)(PAIR_X, PAIR, None)
-    torch.testing.assert_close(out, torch.tensor([[4.0, 1.0], [5.0, 2.0]]))
+def test_improved_sparse_equals_pygs_improved_conv_with_weights_and_an_existing_self_loop() -> None:
+    # an existing self-loop keeps its own weight (PyG's add_remaining_self_loops); node 3 gets the fill 2
+    edge_index = torch.tensor([[0, 1, 1, 2, 2, 3], [1, 0, 2, 1, 2, 1]])
+    edge_weight = torch.tensor([0.5, 1.0, 2.0, 1.5, 3.0, 0.25])
+    torch.manual_seed(0)
+    x = torch.randn(4, 3, dtype=torch.float64)
+    sparse = GCNLayer(3, 2, 0, sparse=True, improved=True).double()
+    plain = GCNLayer(3, 2, 0, sparse=False, improved=True).double()
+    plain.load_state_dict(sparse.state_dict())
+    for weight in (edge_weight.double(), None):
+        torch.testing.assert_close(
+            sparse(x, edge_index, None, edge_weight=weight)[0], plain(x, edge_index, None, edge_weight=weight)[0]
+        )
+    plan = EdgePlan(edge_index, 4, edge_weight.double())
+    assert (
+        plan.normalized_adjacency(2.0) is plan.normalized_adjacency(2.0) and plan.normalized_adjacency(1.0) is plan.gcn_adjacency
+    )
 
 
 def test_the_plan_must_carry_the_edge_weights_the_layer_was_given() -> None:

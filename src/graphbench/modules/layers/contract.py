@@ -83,15 +83,15 @@ class Layer(nn.Module):
         return plan
 
 
-def gcn_product(plan: EdgePlan, h: Tensor) -> Tensor:
-    r""":math:`\hat D^{-1/2}(A + I)\hat D^{-1/2} h` with the plan's normalized adjacency
+def gcn_product(plan: EdgePlan, h: Tensor, self_loop_weight: float = 1.0) -> Tensor:
+    r""":math:`\hat D^{-1/2}(A + wI)\hat D^{-1/2} h` (:math:`w` = ``self_loop_weight``) with the plan's normalized adjacency
     (:meth:`~graphbench.modules.propagation.EdgePlan.gcn_propagate`). The CPU's sparse CSR product
     has no half-precision kernel: under CPU autocast (``trainer.precision=bf16-mixed`` or
     ``16-mixed``) the product runs in float32, outside autocast (CUDA's has one)."""
     if h.device.type == "cpu" and torch.is_autocast_enabled("cpu"):
         with torch.autocast("cpu", enabled=False):
-            return plan.gcn_propagate(h.float())
-    return plan.gcn_propagate(h)
+            return plan.gcn_propagate(h.float(), self_loop_weight)
+    return plan.gcn_propagate(h, self_loop_weight)
 
 
 def check_layer(layer: nn.Module) -> Layer:

@@ -28,8 +28,8 @@ class GCNLayer(Layer):
     give the same result up to float rounding.
 
     ``improved=True``: :math:`\hat A = A + 2I` (PyG's ``GCNConv(improved=True)``; the IGB code's GCN on
-    CiteSeer), computed by ``GCNConv`` itself (the shared plan normalizes with :math:`A + I`), with unit
-    edge weights when none are given: without them PyG 2.8.1's ``gcn_norm`` drops the self-loops' weight 2.
+    CiteSeer), self-loops of weight 2, on both paths. Without edge weights PyG 2.8.1's ``gcn_norm``
+    drops the fill value 2, so both paths give it unit edge weights.
     """
 
     uses_edge_attr = False
@@ -39,7 +39,8 @@ class GCNLayer(Layer):
     def __init__(self, in_dim: int, out_dim: int, edge_dim: int, sparse: bool = True, improved: bool = False) -> None:
         super().__init__()
         self.conv = GCNConv(in_dim, out_dim, improved=improved)
-        self.sparse = sparse and not improved
+        self.sparse = sparse
+        self.self_loop_weight = 2.0 if improved else 1.0
 
     def reset_parameters(self) -> None:
         self.conv.reset_parameters()
@@ -59,5 +60,5 @@ class GCNLayer(Layer):
                 edge_weight = x.new_ones(edge_index.size(1))
             return self.conv(x, edge_index, edge_weight), edge_attr
         plan = self.gcn_plan_for(plan, edge_index, x.size(0), edge_weight)
-        out = gcn_product(plan, self.conv.lin(x))
+        out = gcn_product(plan, self.conv.lin(x), self.self_loop_weight)
         return (out if self.conv.bias is None else out + self.conv.bias), edge_attr
