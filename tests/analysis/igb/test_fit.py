@@ -94,7 +94,7 @@ def test_sparse_features_fit_as_the_dense_matrix_does(tmp_path: Path, monkeypatc
 
 
 def test_a_model_that_refuses_sparse_features_keeps_the_dense_matrix_and_its_random_stream(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture
 ) -> None:
     # input dropout draws a mask over x's entries, which a CSR matrix cannot take
     monkeypatch.setattr(fit_module, "SPARSE_FEATURE_DENSITY", 0.5)
@@ -102,11 +102,17 @@ def test_a_model_that_refuses_sparse_features_keeps_the_dense_matrix_and_its_ran
     dm = node_datamodule(cfg)
     recipe = FullBatchRecipe.from_config(cfg, dm.info)
     network = recipe.make_network(recipe.hidden_dim).train()
+    fit_module._note_dense_features.cache_clear()
     torch.manual_seed(0)
-    assert sparse_inputs(recipe, dm.graph, network) is dm.graph
-    drawn = torch.rand(3)
+    with caplog.at_level("INFO", logger=fit_module.__name__):
+        assert sparse_inputs(recipe, dm.graph, network) is dm.graph
+        drawn = torch.rand(3)
+        assert sparse_inputs(recipe, dm.graph, network) is dm.graph
     torch.manual_seed(0)
     assert torch.equal(drawn, torch.rand(3))  # the trial's draws were undone
+    # once per reason, one sentence: not the dispatcher's list of every backend
+    (note,) = [r.getMessage() for r in caplog.records if "does not take sparse features" in r.getMessage()]
+    assert "'SparseCsrCPU'" in note and "backends" not in note and len(note) < 200, note
     monkeypatch.setattr(fit_module, "SPARSE_FEATURE_DENSITY", 0.2)  # 2 of 6 non-zero is now too dense
     assert sparse_inputs(recipe, dm.graph, recipe.make_network(recipe.hidden_dim)) is dm.graph
 

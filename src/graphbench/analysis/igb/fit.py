@@ -14,6 +14,7 @@ the fit. The model, its width, the optimizer and the loss are the composed confi
 from __future__ import annotations
 
 import copy
+import functools
 import itertools
 import logging
 import statistics
@@ -151,9 +152,22 @@ def sparse_inputs(recipe: FullBatchRecipe, graph: Data, forward: Callable[[Data]
         try:
             forward(trial)
         except (RuntimeError, NotImplementedError, TypeError) as error:
-            log.info("fit: the dense feature matrix (the model does not take sparse features: %s)", str(error).split("\n")[0])
+            _note_dense_features(_first_sentence(str(error)))
             return graph
     return trial
+
+
+def _first_sentence(message: str) -> str:
+    """The first line of an error message, cut at its first full stop (PyTorch's dispatcher errors
+    go on to list every backend)."""
+    return message.split("\n")[0].split(". ")[0]
+
+
+@functools.cache
+def _note_dense_features(reason: str) -> None:
+    """Logs a fallback to dense features once per process and reason: a grid or a probe refused
+    for the same reason thousands of times says so once."""
+    log.info("fit: the dense feature matrix (the model does not take sparse features: %s)", reason)
 
 
 def fit(
