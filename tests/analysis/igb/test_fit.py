@@ -155,3 +155,20 @@ def test_a_grand_fit_trains_on_its_augmented_passes(tmp_path: Path) -> None:
     assert calls == [True] * 3 * 4 + [False]  # S passes in each of 3 epochs, then one evaluation
     (batched,) = fit_many(recipe, dm.graph, seed=0, labels=dm.graph.y.unsqueeze(0))
     assert (batched.train, batched.val, batched.test) == (single.train, single.val, single.test)
+
+
+def test_appnp_fits_batched_on_the_plan_as_one_by_one(tmp_path: Path) -> None:
+    # the IGB code's ValidUtil PPNP: no dropout anywhere, so the K products run on the plan (under vmap: batched)
+    cfg = planetoid_cfg(
+        tmp_path, "model=appnp", "model.hidden_dim=8", "model.input_dropout=0", "model.layer.dropout=0", "model.layer.edge_dropout=0"
+    )
+    graph = node_datamodule(cfg).graph
+    recipe = FullBatchRecipe.from_config(cfg, node_datamodule(cfg).info)
+    labels = graph.y.repeat(2, 1)
+    labels[1, graph.train_mask] = 0
+    batched = fit_many(recipe, graph, seed=1, labels=labels)
+    one_by_one = [fit(recipe, graph, seed=1, select=False, labels=y) for y in labels]
+    for b, s in zip(batched, one_by_one, strict=True):
+        assert (b.train, b.val, b.test) == (s.train, s.val, s.test)
+        assert torch.equal(b.predictions, s.predictions)
+    assert torch.equal(batched[1].predictions, torch.zeros_like(graph.y))

@@ -21,7 +21,7 @@ from graphbench.modules.propagation import EdgePlan
 #: every registered layer's contract: (updates_edges, uses_edge_attr, uses_edge_weight, uses_plan,
 #: needs_batch, self_contained), in the order of CONTRACT
 DECLARED: dict[str, tuple[bool, bool, bool, bool, bool, bool]] = {
-    "APPNPLayer": (False, False, True, False, False, False),
+    "APPNPLayer": (False, False, True, True, False, False),
     "GATLayer": (False, True, False, False, False, False),
     "GATv2Layer": (False, True, False, False, False, False),
     "GCNIILayer": (False, False, True, False, False, True),

@@ -6,7 +6,8 @@ from torch import Tensor, nn
 from torch_geometric.nn import APPNP
 
 from graphbench.modules.activations import make_activation
-from graphbench.modules.layers.contract import Layer
+from graphbench.modules.layers.contract import Layer, gcn_product
+from graphbench.modules.propagation import EdgePlan
 
 
 class APPNPLayer(Layer):
@@ -22,9 +23,15 @@ class APPNPLayer(Layer):
     Edge features are not used. ``edge_weight`` (``[E]``, e.g. GraphSAINT's :math:`1/\alpha_{u,v}`)
     weighs :math:`A` inside the normalization of :math:`\hat A`, as in GCN (``APPNP(x, edge_index,
     edge_weight)``).
+
+    Without adjacency dropout (``edge_dropout: 0``, or in evaluation) the :math:`K` products run on the
+    network's :class:`~graphbench.modules.propagation.EdgePlan` (its normalized adjacency, built once
+    per batch; one batched sparse product under :func:`torch.func.vmap`); with it, PyG's
+    :class:`~torch_geometric.nn.conv.APPNP`, which draws the dropped edges.
     """
 
     uses_edge_attr = False
+    uses_plan = True
     uses_edge_weight = True
 
     def __init__(
@@ -43,12 +50,25 @@ class APPNPLayer(Layer):
         self.act = make_activation(activation)
         self.dropout = nn.Dropout(dropout)
         self.linear = nn.Linear(in_dim, out_dim)
+        self.K, self.alpha, self.edge_dropout = int(K), float(alpha), float(edge_dropout)
         self.propagate = APPNP(K=K, alpha=alpha, dropout=edge_dropout)
 
     def reset_parameters(self) -> None:
         self.linear.reset_parameters()
 
     def forward(
-        self, x: Tensor, edge_index: Tensor, edge_attr: Tensor | None, edge_weight: Tensor | None = None
+        self,
+        x: Tensor,
+        edge_index: Tensor,
+        edge_attr: Tensor | None,
+        plan: EdgePlan | None = None,
+        edge_weight: Tensor | None = None,
     ) -> tuple[Tensor, Tensor | None]:
-        return self.propagate(self.linear(self.dropout(self.act(x))), edge_index, edge_weight), edge_attr
+        h = self.linear(self.dropout(self.act(x)))
+        if self.training and self.edge_dropout > 0.0:
+            return self.propagate(h, edge_index, edge_weight), edge_attr
+        plan = self.gcn_plan_for(plan, edge_index, x.size(0), edge_weight)
+        z = h
+        for _ in range(self.K):
+            z = (1.0 - self.alpha) * gcn_product(plan, z) + self.alpha * h
+        return z, edge_attr
