@@ -160,7 +160,12 @@ def test_a_grand_fit_trains_on_its_augmented_passes(tmp_path: Path) -> None:
 def test_appnp_fits_batched_on_the_plan_as_one_by_one(tmp_path: Path) -> None:
     # the IGB code's ValidUtil PPNP: no dropout anywhere, so the K products run on the plan (under vmap: batched)
     cfg = planetoid_cfg(
-        tmp_path, "model=appnp", "model.hidden_dim=8", "model.input_dropout=0", "model.layer.dropout=0", "model.layer.edge_dropout=0"
+        tmp_path,
+        "model=appnp",
+        "model.hidden_dim=8",
+        "model.input_dropout=0",
+        "model.layer.dropout=0",
+        "model.layer.edge_dropout=0",
     )
     graph = node_datamodule(cfg).graph
     recipe = FullBatchRecipe.from_config(cfg, node_datamodule(cfg).info)
