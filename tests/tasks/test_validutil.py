@@ -1,5 +1,5 @@
 """task=validutil in process on a tiny Cora fixture: every validation node tuned on, the final model grid-searched,
-and one-line failures for bad phase settings and node counts."""
+one-line failures for bad phase settings and node counts, and experiment=igb/validutil-ppnp's IGB settings."""
 
 from __future__ import annotations
 
@@ -7,8 +7,15 @@ import csv
 from pathlib import Path
 
 import pytest
+from hydra import compose, initialize_config_dir
+from omegaconf import DictConfig
 
+from graphbench.analysis.igb.fit import FullBatchRecipe, flatten, grid_points, with_overrides
+from graphbench.analysis.subset_training import node_datamodule
+from graphbench.modules.layers import APPNPLayer
 from graphbench.tasks.validutil import VALIDUTIL_CSV, validutil
+from tests.data.sources.node.planetoid_fixture import write_planetoid
+from tests.paths import REPO
 from tests.tasks.test_igb import cora_cfg
 
 TINY_PHASE = {"trainer": {"max_epochs": 2}}
@@ -35,3 +42,41 @@ def test_validutil_phase_settings_are_single_values(tmp_path: Path) -> None:
 def test_validutil_with_too_many_nodes_fails_with_a_truthful_status(tmp_path: Path) -> None:
     record = validutil(cora_cfg(tmp_path), num_val_nodes=10_000, baseline=TINY_PHASE)
     assert record.status.startswith("failed: task.num_val_nodes=10000 must lie in 1..")
+
+
+def ppnp_cfg(tmp_path: Path, *extra: str) -> DictConfig:
+    write_planetoid(tmp_path / "data", "cora")
+    with initialize_config_dir(config_dir=str(REPO / "conf"), version_base="1.3"):
+        return compose(
+            "config",
+            overrides=[
+                "experiment=igb/validutil-ppnp",
+                f"paths.data_dir={tmp_path / 'data'}",
+                f"paths.cache_dir={tmp_path / 'cache'}",
+                f"paths.output_dir={tmp_path / 'out'}",
+                *extra,
+            ],
+        )
+
+
+def test_the_ppnp_experiment_tunes_with_the_igb_codes_ppnp_and_searches_final_scripts_grid(tmp_path: Path) -> None:
+    cfg = ppnp_cfg(tmp_path, "trainer.max_epochs=3")  # the final model's epochs
+    info = node_datamodule(cfg).info
+    for phase in ("baseline", "tuning"):
+        phase_cfg = with_overrides(cfg, flatten(cfg.task[phase]))  # as the task builds a phase's config
+        recipe = FullBatchRecipe.from_config(phase_cfg, info)
+        (layer,) = [m for m in recipe.make_network(recipe.hidden_dim).modules() if isinstance(m, APPNPLayer)]
+        # valid_util_gene_labels.py: PPNP_PYG(num_hidden=16, dropout=0, K=10, alpha=0.5)
+        assert (recipe.hidden_dim, layer.linear.in_features, layer.K, layer.alpha) == (16, 16, 10, 0.5)
+        assert (layer.dropout.p, layer.edge_dropout, phase_cfg.model.input_dropout) == (0.0, 0.0, 0.0)
+    points = grid_points(cfg.task.grid)
+    # final_scripts.sh: APPNP on Cora (dropout 0.6, K 8) and on CiteSeer (dropout 0.3, K 6), both
+    # hidden 64, alpha 0.3, lr 0.01, weight decay 1e-4; PPNP_PYG's one dropout is both of graphbench's
+    shared = {"model.hidden_dim": 64, "model.dropout": 0.0, "model.layer.alpha": 0.3, "optimizer.lr": 0.01}
+    for dropout, k in ((0.6, 8), (0.3, 6)):
+        wanted = {**shared, "model.input_dropout": dropout, "model.layer.dropout": dropout, "model.layer.K": k}
+        assert any(all(point[key] == value for key, value in wanted.items()) for point in points), wanted
+    assert len(points) == 8 and all(point["optimizer.weight_decay"] == 1e-4 for point in points)
+    tiny = {"trainer": {"max_epochs": 2}}
+    record = validutil(cfg, num_val_nodes=1, baseline=tiny, tuning=tiny, grid={"model": {"layer": {"K": [2]}}})
+    assert record.status == "completed" and record.metrics["grid/model.layer.K"] == 2
