@@ -18,13 +18,13 @@ from tests.data.sources.node.planetoid_fixture import write_planetoid
 from tests.paths import REPO
 
 
-def cora_cfg(tmp_path: Path, *extra: str) -> DictConfig:
+def cora_cfg(tmp_path: Path, *extra: str, experiment: str = "planetoid/cora-gcn") -> DictConfig:
     write_planetoid(tmp_path / "data", "cora")
     with initialize_config_dir(config_dir=str(REPO / "conf"), version_base="1.3"):
         return compose(
             "config",
             overrides=[
-                "experiment=planetoid/cora-gcn",
+                f"experiment={experiment}",
                 "trainer.max_epochs=4",
                 "optimizer.lr=0.1",
                 f"paths.data_dir={tmp_path / 'data'}",

@@ -7,15 +7,11 @@ import csv
 from pathlib import Path
 
 import pytest
-from hydra import compose, initialize_config_dir
-from omegaconf import DictConfig
 
 from graphbench.analysis.igb.fit import FullBatchRecipe, flatten, grid_points, with_overrides
 from graphbench.analysis.subset_training import node_datamodule
 from graphbench.modules.layers import APPNPLayer
 from graphbench.tasks.validutil import VALIDUTIL_CSV, validutil
-from tests.data.sources.node.planetoid_fixture import write_planetoid
-from tests.paths import REPO
 from tests.tasks.test_igb import cora_cfg
 
 TINY_PHASE = {"trainer": {"max_epochs": 2}}
@@ -44,23 +40,8 @@ def test_validutil_with_too_many_nodes_fails_with_a_truthful_status(tmp_path: Pa
     assert record.status.startswith("failed: task.num_val_nodes=10000 must lie in 1..")
 
 
-def ppnp_cfg(tmp_path: Path, *extra: str) -> DictConfig:
-    write_planetoid(tmp_path / "data", "cora")
-    with initialize_config_dir(config_dir=str(REPO / "conf"), version_base="1.3"):
-        return compose(
-            "config",
-            overrides=[
-                "experiment=igb/validutil-ppnp",
-                f"paths.data_dir={tmp_path / 'data'}",
-                f"paths.cache_dir={tmp_path / 'cache'}",
-                f"paths.output_dir={tmp_path / 'out'}",
-                *extra,
-            ],
-        )
-
-
 def test_the_ppnp_experiment_tunes_with_the_igb_codes_ppnp_and_searches_final_scripts_grid(tmp_path: Path) -> None:
-    cfg = ppnp_cfg(tmp_path, "trainer.max_epochs=3")  # the final model's epochs
+    cfg = cora_cfg(tmp_path, experiment="igb/validutil-ppnp")  # 4 epochs for the final model
     info = node_datamodule(cfg).info
     for phase in ("baseline", "tuning"):
         phase_cfg = with_overrides(cfg, flatten(cfg.task[phase]))  # as the task builds a phase's config
