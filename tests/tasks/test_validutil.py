@@ -48,8 +48,8 @@ def test_the_ppnp_experiment_tunes_with_the_igb_codes_ppnp_and_searches_final_sc
         recipe = FullBatchRecipe.from_config(phase_cfg, info)
         (layer,) = [m for m in recipe.make_network(recipe.hidden_dim).modules() if isinstance(m, APPNPLayer)]
         # valid_util_gene_labels.py: PPNP_PYG(num_hidden=16, dropout=0, K=10, alpha=0.5)
-        assert (recipe.hidden_dim, layer.linear.in_features, layer.K, layer.alpha) == (16, 16, 10, 0.5)
-        assert (layer.dropout.p, layer.edge_dropout, phase_cfg.model.input_dropout) == (0.0, 0.0, 0.0)
+        assert (recipe.hidden_dim, layer.linear.in_features, layer.propagate.K, layer.propagate.alpha) == (16, 16, 10, 0.5)
+        assert (layer.dropout.p, layer.propagate.dropout, phase_cfg.model.input_dropout) == (0.0, 0.0, 0.0)
     points = grid_points(cfg.task.grid)
     # final_scripts.sh: APPNP on Cora (dropout 0.6, K 8) and on CiteSeer (dropout 0.3, K 6), both
     # hidden 64, alpha 0.3, lr 0.01, weight decay 1e-4; PPNP_PYG's one dropout is both of graphbench's

@@ -50,7 +50,6 @@ class APPNPLayer(Layer):
         self.act = make_activation(activation)
         self.dropout = nn.Dropout(dropout)
         self.linear = nn.Linear(in_dim, out_dim)
-        self.K, self.alpha, self.edge_dropout = int(K), float(alpha), float(edge_dropout)
         self.propagate = APPNP(K=K, alpha=alpha, dropout=edge_dropout)
 
     def reset_parameters(self) -> None:
@@ -65,10 +64,10 @@ class APPNPLayer(Layer):
         edge_weight: Tensor | None = None,
     ) -> tuple[Tensor, Tensor | None]:
         h = self.linear(self.dropout(self.act(x)))
-        if self.training and self.edge_dropout > 0.0:
+        if self.training and self.propagate.dropout > 0.0:
             return self.propagate(h, edge_index, edge_weight), edge_attr
         plan = self.gcn_plan_for(plan, edge_index, x.size(0), edge_weight)
-        z = h
-        for _ in range(self.K):
-            z = (1.0 - self.alpha) * gcn_product(plan, z) + self.alpha * h
+        alpha, z = self.propagate.alpha, h
+        for _ in range(self.propagate.K):
+            z = (1.0 - alpha) * gcn_product(plan, z) + alpha * h
         return z, edge_attr
