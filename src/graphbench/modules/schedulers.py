@@ -32,15 +32,17 @@ def plateau(
 
 def cosine_with_warmup(optimizer: Optimizer, *, monitor: str, mode: str, warmup_epochs: int, max_epochs: int) -> SchedulerSpec:
     r"""The LRGB-tuned protocol (Tönshoff et al., 2023, after GraphGPS): per epoch :math:`t`,
-    :math:`\eta_t = \eta \cdot \frac{t+1}{w+1}` for :math:`t < w` (linear warmup), then
-    :math:`\eta_t = \eta \cdot \tfrac12\big(1 + \cos(\pi \frac{t - w}{T - w})\big)` down to 0 at :math:`T`.
+    :math:`\eta_t = \eta \cdot \max(10^{-6}, t / w)` for :math:`t < w` (linear warmup from
+    :math:`10^{-6}\eta`), then :math:`\eta_t = \eta \cdot \tfrac12\big(1 + \cos(\pi \frac{t - w}{T - w})\big)`
+    down to 0 at :math:`T`: ``get_cosine_schedule_with_warmup`` of toenshoff/LRGB and GraphGPS
+    (``graphgps/optimizer/extra_optimizers.py``, after Hugging Face's), stepped once per epoch.
     A time-based schedule: ``monitor`` and ``mode`` (given to every scheduler) are not used."""
     if warmup_epochs < 0 or max_epochs < 1:
         raise ValueError(f"need warmup_epochs >= 0 and max_epochs >= 1, got {warmup_epochs}, {max_epochs}")
 
     def factor(epoch: int) -> float:
         if epoch < warmup_epochs:
-            return (epoch + 1) / (warmup_epochs + 1)
+            return max(1e-6, epoch / warmup_epochs)
         progress = (epoch - warmup_epochs) / max(1, max_epochs - warmup_epochs)
         return max(0.0, 0.5 * (1.0 + math.cos(math.pi * min(1.0, progress))))
 
