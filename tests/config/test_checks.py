@@ -42,3 +42,19 @@ def test_every_wrong_value_is_named_in_one_message_in_the_order_of_the_checks() 
 def test_a_boolean_is_not_an_integer() -> None:
     with pytest.raises(ConfigError, match=r"^invalid config: model.hidden_dim=True must be a positive integer$"):
         check_config(OmegaConf.create({"model": {"hidden_dim": True}}))
+
+
+def test_a_well_formed_recipe_card_passes_and_each_malformed_part_is_named() -> None:
+    deviation = {"key": "model.init", "source": "grand", "ours": "default", "why": "one sentence", "effect": None}
+    check_config(OmegaConf.create({"recipe_card": {"source": "THUDM/GRAND@7a2fd6e run_cora.sh", "deviations": [deviation]}}))
+    check_config(OmegaConf.create({"recipe_card": None}))
+    bad = {"source": "", "deviations": [{**deviation, "why": ""}, {"key": "x"}, {**deviation, "effect": 0.1}]}
+    with pytest.raises(ConfigError) as err:
+        check_config(OmegaConf.create({"recipe_card": bad}))
+    assert str(err.value) == (
+        "invalid config: recipe_card.source='' must be a non-empty string; recipe_card.deviations[0].why='' must be "
+        "a non-empty string; recipe_card.deviations[1] must have exactly the keys key, source, ours, why, effect, got "
+        "['key']; recipe_card.deviations[2].effect=0.1 must be a string or null"
+    )
+    with pytest.raises(ConfigError, match=r"recipe_card must have exactly the keys deviations and source, got \['source'\]"):
+        check_config(OmegaConf.create({"recipe_card": {"source": "paper"}}))

@@ -86,3 +86,46 @@ def test_validutil_runs_are_compared_with_the_igb_readme(dataset: str, model: st
         cfg = compose("config", overrides=["task=validutil", f"dataset={dataset}", f"model={model}"])
     paper = paper_value(OmegaConf.to_container(cfg, resolve=False), "accuracy")
     assert paper is not None and paper.value == value and paper.source.startswith("IGB README, ValidUtil")
+
+
+CARD = {
+    "source": "THUDM/GRAND@7a2fd6e run_cora.sh; Feng et al. 2020, Table 3",
+    "deviations": [
+        {"key": "trainer.max_epochs", "source": 5000, "ours": 2000, "why": "Patience ends runs first.", "effect": None},
+        {"key": "model.init", "source": "grand", "ours": "default", "why": "Shown here.", "effect": "-0.4 points"},
+    ],
+}
+
+
+def test_report_prints_each_rows_recipe_card_under_its_table(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """Two recipes (one with two deviations, one with none) and a run without a card: the card lines follow the
+    table rows, best row first; a card does not split or label the groups."""
+    cards = {"grand": CARD, "gcn": {"source": "Kipf & Welling 2017, Table 2", "deviations": []}, "mlp": None}
+    for job, (model, acc) in enumerate([("grand", 0.85), ("grand", 0.84), ("gcn", 0.81), ("gcn", 0.80), ("mlp", 0.5)]):
+        out = tmp_path / str(job)
+        out.mkdir()
+        record = {
+            "status": "completed",
+            "config": {"seed": job, "model": {"name": model}, "dataset": {"name": "cora"}, "recipe_card": cards[model]},
+            "metric": "accuracy",
+            "higher_is_better": True,
+            "num_params": 100,
+            "best_epoch": 3,
+            "time_per_epoch_s": 0.1,
+            "metrics": {"test/accuracy": acc, "val/accuracy": acc},
+        }
+        (out / "results.json").write_text(json.dumps(record))
+    assert main([str(tmp_path)]) == 0
+    lines = capsys.readouterr().out.splitlines()
+    start = lines.index("| model=mlp | 0.5000 ± n/a | 0.5000 ± n/a | 1 (1 × 1) | 100 | 0.10 | 3.0 | n/a | n/a |") + 1
+    assert lines[start : start + 8] == [
+        "",
+        "Recipe card of model=grand: THUDM/GRAND@7a2fd6e run_cora.sh; Feng et al. 2020, Table 3",
+        "- deviation trainer.max_epochs: source 5000, ours 2000. Patience ends runs first. Effect: not measured.",
+        "- deviation model.init: source grand, ours default. Shown here. Effect: -0.4 points.",
+        "",
+        "Recipe card of model=gcn: Kipf & Welling 2017, Table 2",
+        "- no deviations",
+        "",
+    ]
+    assert sum(line.startswith("| model=") for line in lines) == 3

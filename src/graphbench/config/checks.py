@@ -53,8 +53,47 @@ CHECKED_KEYS: dict[str, tuple[tuple[type, ...], Callable[[Any], bool], str]] = {
 }
 
 
+#: the keys of one entry of ``recipe_card.deviations``, in the order a card writes them
+DEVIATION_KEYS: tuple[str, ...] = ("key", "source", "ours", "why", "effect")
+
+
+def recipe_card_problems(card: Any) -> list[str]:
+    """What is wrong with a recipe card (``[]``: nothing). A card is ``null`` or a mapping with exactly
+    ``source`` (a non-empty string: repository, file and commit, or paper and table) and ``deviations``
+    (a list, ``[]`` when none), each deviation a mapping with exactly :data:`DEVIATION_KEYS`: ``key`` (the
+    graphbench config key, a non-empty string), ``source`` and ``ours`` (the two values, any YAML value),
+    ``why`` (a non-empty string) and ``effect`` (the measured effect as a string, or ``null`` when not
+    measured)."""
+    if card is None:
+        return []
+    if isinstance(card, DictConfig):
+        card = OmegaConf.to_container(card, resolve=True)
+    if not isinstance(card, dict) or set(card) != {"source", "deviations"}:
+        keys = sorted(card) if isinstance(card, dict) else type(card).__name__
+        return [f"recipe_card must have exactly the keys deviations and source, got {keys}"]
+    problems = []
+    if not isinstance(card["source"], str) or not card["source"].strip():
+        problems.append(f"recipe_card.source={card['source']!r} must be a non-empty string")
+    deviations = card["deviations"]
+    if not isinstance(deviations, list):
+        return [*problems, f"recipe_card.deviations={deviations!r} must be a list ([] when none)"]
+    for index, entry in enumerate(deviations):
+        where = f"recipe_card.deviations[{index}]"
+        if not isinstance(entry, dict) or set(entry) != set(DEVIATION_KEYS):
+            keys = sorted(entry) if isinstance(entry, dict) else type(entry).__name__
+            problems.append(f"{where} must have exactly the keys {', '.join(DEVIATION_KEYS)}, got {keys}")
+            continue
+        for name in ("key", "why"):
+            if not isinstance(entry[name], str) or not entry[name].strip():
+                problems.append(f"{where}.{name}={entry[name]!r} must be a non-empty string")
+        if entry["effect"] is not None and not isinstance(entry["effect"], str):
+            problems.append(f"{where}.effect={entry['effect']!r} must be a string or null")
+    return problems
+
+
 def check_config(cfg: DictConfig) -> None:
-    """Raise one :class:`ConfigError` listing every checked key whose value is not valid."""
+    """Raise one :class:`ConfigError` listing every checked key whose value is not valid, and every
+    problem of the recipe card (:func:`recipe_card_problems`)."""
     problems = []
     for key, (types, condition, expected) in CHECKED_KEYS.items():
         value: Any = OmegaConf.select(cfg, key, default=_MISSING)
@@ -63,5 +102,6 @@ def check_config(cfg: DictConfig) -> None:
         type_ok = isinstance(value, types) and not (isinstance(value, bool) and bool not in types)
         if not type_ok or not condition(value):
             problems.append(f"{key}={value!r} must be {expected}")
+    problems += recipe_card_problems(OmegaConf.select(cfg, "recipe_card", default=None))
     if problems:
         raise ConfigError("invalid config: " + "; ".join(problems))

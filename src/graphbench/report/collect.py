@@ -39,8 +39,9 @@ from graphbench.run.record import RESULTS_FILENAME, RunRecord
 #: Top-level config keys that never distinguish configurations: ``seed`` is the
 #: replicate axis, ``run_name`` is derived from it (named here for results.json files
 #: written before ``replicate_keys`` existed), ``paths`` and ``logger`` are where/how a run
-#: records itself, ``hydra`` is launcher state.
-IGNORED_TOP_LEVEL_KEYS: frozenset[str] = frozenset({"seed", "run_name", "resume", "paths", "logger", "hydra"})
+#: records itself, ``hydra`` is launcher state, ``recipe_card`` describes a recipe's other keys
+#: (the report prints it under the table).
+IGNORED_TOP_LEVEL_KEYS: frozenset[str] = frozenset({"seed", "run_name", "resume", "paths", "logger", "hydra", "recipe_card"})
 #: Top-level keys that name a configuration for loggers (e.g. ``model=gcn,optimizer.lr=0.01``):
 #: they take part in grouping, but a label shows them only when the other differing keys
 #: do not already tell the groups apart (see :func:`make_labels`).

@@ -9,10 +9,15 @@ as ``task=validutil`` measures something else than training does on the same dat
 own entries (one per dataset) come first. The gap is reported in units of the reproduced standard deviation,
 :math:`(\\bar{x} - x_{\\text{paper}}) / s`, so that "2.0" reads "two of our standard deviations above
 the paper".
+
+A recipe that names a paper also carries a top-level ``recipe_card`` (``{source, deviations: [{key, source,
+ours, why, effect}]}``, checked by :func:`graphbench.config.checks.recipe_card_problems`):
+:func:`recipe_card` reads it from a run's config, and the report prints its deviations under the table.
 """
 
 from __future__ import annotations
 
+import json
 import math
 from dataclasses import dataclass
 from typing import Any
@@ -82,3 +87,54 @@ def gap_in_std(mean: float, std: float, paper: PaperValue | None) -> float:
     if paper is None or not math.isfinite(mean) or not math.isfinite(std) or std <= 0:
         return math.nan
     return (mean - paper.value) / std
+
+
+@dataclass(frozen=True)
+class Deviation:
+    """One key where a recipe departs from its source: the source's value, graphbench's, why, and the
+    measured effect (``None``: not measured)."""
+
+    key: str
+    source: Any
+    ours: Any
+    why: str
+    effect: str | None = None
+
+    def formatted(self) -> str:
+        """``model.init: source grand, ours default. <why> Effect: <effect>.``"""
+        effect = self.effect if self.effect is not None else "not measured"
+        return f"{self.key}: source {_value(self.source)}, ours {_value(self.ours)}. {self.why} Effect: {effect}."
+
+
+@dataclass(frozen=True)
+class RecipeCard:
+    """A recipe's source (repository, file and commit, or paper and table) and its deviations."""
+
+    source: str
+    deviations: tuple[Deviation, ...] = ()
+
+
+def _value(value: Any) -> str:
+    """A config value as YAML writes a scalar (``0.5``, ``true``, ``null``, a bare string)."""
+    return value if isinstance(value, str) else json.dumps(value)
+
+
+def recipe_card(config: dict[str, Any] | None) -> RecipeCard | None:
+    """The top-level ``recipe_card`` of a run's config, or ``None`` when it has none (or not a mapping
+    with a ``source``). Deviation entries that are not mappings with a ``key`` are skipped."""
+    card = config.get("recipe_card") if config else None
+    if not isinstance(card, dict) or not isinstance(card.get("source"), str):
+        return None
+    entries = card.get("deviations")
+    deviations = tuple(
+        Deviation(
+            key=str(entry["key"]),
+            source=entry.get("source"),
+            ours=entry.get("ours"),
+            why=str(entry.get("why") or ""),
+            effect=None if entry.get("effect") is None else str(entry["effect"]),
+        )
+        for entry in (entries if isinstance(entries, list) else [])
+        if isinstance(entry, dict) and entry.get("key") is not None
+    )
+    return RecipeCard(source=card["source"], deviations=deviations)

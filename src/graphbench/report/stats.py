@@ -36,7 +36,7 @@ from dataclasses import dataclass
 from scipy import stats as scipy_stats
 
 from graphbench.report.collect import Block, Group
-from graphbench.report.literature import PaperValue, gap_in_std, paper_value
+from graphbench.report.literature import PaperValue, RecipeCard, gap_in_std, paper_value, recipe_card
 
 DEFAULT_ALPHA: float = 0.05
 
@@ -180,7 +180,8 @@ class GroupSummary:
 
     ``p_value`` is Welch's p against the best group, ``p_holm`` the same Holm-adjusted over the
     block's tests; ``significant`` is ``p_holm < alpha``. ``seeds`` and ``folds`` list each run's
-    seed and fold (``""`` without one) in run order.
+    seed and fold (``""`` without one) in run order. ``recipe``: the recipe card of the group's config
+    (its first run's), when it has one.
     """
 
     label: str
@@ -201,6 +202,7 @@ class GroupSummary:
     paper_gap_std: float = math.nan
     folds: tuple[str, ...] = ()
     p_holm: float = math.nan
+    recipe: RecipeCard | None = None
 
     @property
     def n_seeds(self) -> int:
@@ -283,6 +285,7 @@ def summarize_block(block: Block, alpha: float = DEFAULT_ALPHA, reference_seed: 
                 paper_gap_std=gap_in_std(means[i], test_std, paper),
                 folds=tuple(folds),
                 p_holm=p_holm,
+                recipe=recipe_card(group.runs[0].config),
             )
         )
     rank = rank_stability([_per_seed(group, test_key) for group in block.groups], reference_seed)

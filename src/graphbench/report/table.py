@@ -1,7 +1,8 @@
 """Render block summaries as a markdown report or as CSV.
 
 Markdown: for each block a heading, its provenance line (code, packages, machines of its runs), a
-table (one row per group, best first) and a warning for each row whose runs mix commits or package
+table (one row per group, best first), the recipe card of each row that has one (its source and
+deviations), and a warning for each row whose runs mix commits or package
 versions (:mod:`~graphbench.report.provenance`), then, when there are several blocks, the rank
 table over them (:mod:`~graphbench.report.ranks`), then the failed runs (path + status, never
 dropped), then one rank-stability line per block.
@@ -126,9 +127,23 @@ def format_markdown_table(summary: BlockSummary) -> str:
         if with_paper:
             cells += [row.paper.formatted() if row.paper else NOT_AVAILABLE, format_number(row.paper_gap_std, 2)]
         lines.append("| " + " | ".join(cells) + " |")
+    lines += recipe_lines(summary)
     lines += [f"Note: {note}" for note in summary.notes]
     lines += mixed_warnings(summary.block)
     return "\n".join(lines)
+
+
+def recipe_lines(summary: BlockSummary) -> list[str]:
+    """Under a table, for each row whose config carries a recipe card: ``Recipe card of <label>: <source>``,
+    then one ``- <deviation>`` line each (:meth:`~graphbench.report.literature.Deviation.formatted`), or
+    ``- no deviations``."""
+    lines: list[str] = []
+    for row in summary.rows:
+        if row.recipe is None:
+            continue
+        lines += ["", f"Recipe card of {row.label}: {row.recipe.source}"]
+        lines += [f"- deviation {d.formatted()}" for d in row.recipe.deviations] or ["- no deviations"]
+    return lines
 
 
 def format_failed(failed: Sequence[FailedRun]) -> str:
