@@ -16,11 +16,17 @@ import shutil
 import subprocess
 import sys
 import sysconfig
+import zipfile
+from email.parser import Parser
+from importlib import metadata
 from pathlib import Path
 
 import pytest
+from packaging.requirements import Requirement
+from packaging.utils import canonicalize_name
 
 from tests.paths import REPO
+from tests.test_readme import bash_blocks
 
 #: what ``pip wheel`` reads from the checkout
 BUILD_INPUTS = ("pyproject.toml", "setup.py", "README.md", "src", "conf")
@@ -39,9 +45,9 @@ def run(command: list[str], cwd: Path) -> subprocess.CompletedProcess[str]:
 
 
 @pytest.fixture(scope="module")
-def venv_bin(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    """The ``bin/`` of a fresh venv with graphbench installed from its wheel."""
-    root = tmp_path_factory.mktemp("install")
+def wheel(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """graphbench's wheel, built from a copy of the checkout's build inputs."""
+    root = tmp_path_factory.mktemp("wheel")
     source = root / "source"
     ignore = shutil.ignore_patterns("__pycache__", "*.egg-info")
     source.mkdir()
@@ -53,7 +59,14 @@ def venv_bin(tmp_path_factory: pytest.TempPathFactory) -> Path:
             shutil.copy2(path, source / name)
     pip = [sys.executable, "-m", "pip", "--disable-pip-version-check", "-q"]
     run([*pip, "wheel", "--no-deps", "--no-build-isolation", str(source), "-w", str(root / "wheels")], cwd=root)
-    (wheel,) = (root / "wheels").glob("graphbench-*.whl")
+    (built,) = (root / "wheels").glob("graphbench-*.whl")
+    return built
+
+
+@pytest.fixture(scope="module")
+def venv_bin(tmp_path_factory: pytest.TempPathFactory, wheel: Path) -> Path:
+    """The ``bin/`` of a fresh venv with graphbench installed from its wheel."""
+    root = tmp_path_factory.mktemp("install")
     run([sys.executable, "-m", "venv", "--without-pip", str(root / "venv")], cwd=root)
     python = root / "venv" / "bin" / "python"
     purelib = Path(run([str(python), "-c", "import sysconfig; print(sysconfig.get_path('purelib'))"], cwd=root).stdout.strip())
@@ -61,6 +74,69 @@ def venv_bin(tmp_path_factory: pytest.TempPathFactory) -> Path:
     # --force-reinstall: pip sees the editable graphbench's metadata on the dependencies' path
     run([str(python), "-m", "pip", "install", "-q", "--no-deps", "--no-index", "--force-reinstall", str(wheel)], cwd=root)
     return python.parent
+
+
+def declared_distributions(requirements: list[str]) -> dict[str, metadata.Distribution]:
+    """The installed distributions that ``requirements`` need, with their own requirements, by name:
+    what ``pip install`` of a package declaring ``requirements`` would install (no extras of its own)."""
+    found: dict[str, metadata.Distribution] = {}
+    pending = [(Requirement(text), "") for text in requirements]
+    while pending:
+        requirement, extra = pending.pop()
+        if requirement.marker is not None and not requirement.marker.evaluate({"extra": extra}):
+            continue
+        name = canonicalize_name(requirement.name)
+        distribution = metadata.distribution(requirement.name)
+        found[name] = distribution
+        for wanted in ["", *sorted(requirement.extras)]:
+            pending.extend((Requirement(text), wanted) for text in distribution.requires or [])
+    return found
+
+
+def link_distributions(distributions: dict[str, metadata.Distribution], site: Path) -> None:
+    """Symbolic links in ``site`` to the installed files of ``distributions``: a whole top-level entry
+    where one distribution owns it, file by file in a top-level folder several share (a namespace
+    package such as ``hydra_plugins``)."""
+    owners: dict[str, set[str]] = {}
+    files: list[tuple[str, Path, Path]] = []
+    for name, distribution in distributions.items():
+        for entry in distribution.files or []:
+            if entry.parts[0] == "..":
+                continue
+            owners.setdefault(entry.parts[0], set()).add(name)
+            files.append((name, Path(*entry.parts), Path(str(distribution.locate_file(entry)))))
+    for name, relative, source in files:
+        top = relative.parts[0]
+        target = site / (top if len(owners[top]) == 1 else relative)
+        if target.exists() or target.is_symlink() or not source.exists():
+            continue
+        if len(owners[top]) == 1:
+            source = Path(str(distributions[name].locate_file(top)))
+        target.parent.mkdir(parents=True, exist_ok=True)
+        target.symlink_to(source)
+
+
+@pytest.fixture(scope="module")
+def declared_venv_bin(tmp_path_factory: pytest.TempPathFactory, wheel: Path) -> Path:
+    """The ``bin/`` of a fresh venv that holds graphbench's wheel and only the distributions its metadata
+    declares (linked from this interpreter's), as the README's ``pip install -e .`` gives."""
+    with zipfile.ZipFile(wheel) as archive:
+        (name,) = [n for n in archive.namelist() if n.endswith(".dist-info/METADATA")]
+        declared = Parser().parsestr(archive.read(name).decode()).get_all("Requires-Dist") or []
+    root = tmp_path_factory.mktemp("declared")
+    run([sys.executable, "-m", "venv", "--without-pip", str(root / "venv")], cwd=root)
+    python = root / "venv" / "bin" / "python"
+    purelib = Path(run([str(python), "-c", "import sysconfig; print(sysconfig.get_path('purelib'))"], cwd=root).stdout.strip())
+    link_distributions(declared_distributions(declared), purelib)
+    pip = [sys.executable, "-m", "pip", "--python", str(python), "install", "-q", "--no-deps", "--no-index"]
+    run([*pip, str(wheel)], cwd=root)
+    return python.parent
+
+
+def readme_block(marker: str) -> tuple[list[str], list[str]]:
+    """The commands of the README's ``bash`` block that contains ``marker``, and its ``append`` entries."""
+    (block,) = [b for b in bash_blocks(REPO / "README.md") if any(marker in c for c in b.commands)]
+    return block.commands, [part.strip() for part in block.directive.get("append", "").split("|")]
 
 
 @pytest.fixture(scope="module")
@@ -108,3 +184,37 @@ def test_the_other_console_scripts_use_the_shipped_configs(venv_bin: Path, empty
     assert "values:\n    - gcn\n    - gine" in sweep and "val/accuracy" in sweep  # cycles' monitored metric
     script = (venv_bin / "graphbench-analysis").read_text()
     assert "from graphbench.analysis.__main__ import main" in script
+
+
+@pytest.mark.slow
+def test_the_readme_cluster_commands_run_with_the_declared_dependencies_only(declared_venv_bin: Path, tmp_path: Path) -> None:
+    """The README's submitit_local and Optuna blocks (on their fast settings) and a joblib multirun, run
+    by the installed ``graphbench`` in a venv of the wheel's declared dependencies."""
+    graphbench = str(declared_venv_bin / "graphbench")
+    cheap = (
+        "dataset.num_train=48 dataset.num_val=16 dataset.num_test=16 dataset.batch_size=16 model.hidden_dim=8 model.num_layers=1"
+    )
+    outputs = []
+    for marker in ("hydra/launcher=submitit_local", "hparams_search=cycles_optuna"):
+        commands, appends = readme_block(marker)
+        for index, command in enumerate(commands):
+            args = command.split("#")[0].split()
+            assert args[:2] == ["python", "run.py"], command
+            append = appends[index] if len(appends) > 1 else appends[0]
+            args = [a.replace("multirun/", f"{tmp_path}/") for a in args[2:]]
+            outputs.append(run([graphbench, *args, *append.split(), *cheap.split()], cwd=tmp_path).stdout)
+    joblib = ["-m", "hydra/launcher=joblib", "hydra.launcher.n_jobs=2", "model=gcn,gine", "trainer.max_epochs=1"]
+    outputs.append(run([graphbench, *joblib, f"hydra.sweep.dir={tmp_path}/joblib", *cheap.split()], cwd=tmp_path).stdout)
+    submitit, skipped, optuna, parallel = outputs
+    assert "multirun: 2 of 2 jobs completed" in submitit
+    assert "2 of them skipped as completed before (resume=auto)" in skipped
+    assert "Best value" in optuna
+    assert "multirun: 2 of 2 jobs completed" in parallel
+    assert len(list((tmp_path / "joblib").glob("*/results.json"))) == 2
+
+
+def test_the_declared_venv_holds_only_declared_distributions(declared_venv_bin: Path, empty_dir: Path) -> None:
+    """The venv of the cluster test is what it claims: the test extra's packages are not in it."""
+    python = str(declared_venv_bin / "python")
+    code = "import importlib.util as u; print(u.find_spec('pytest') is None, u.find_spec('hydra_plugins.hydra_submitit_launcher') is not None)"
+    assert run([python, "-c", code], cwd=empty_dir).stdout.split() == ["True", "True"]

@@ -197,7 +197,7 @@ def validate(sweep: Mapping[str, Any]) -> None:
             warnings.simplefilter("ignore")
             from sweeps import schema_violations_from_proposed_config
     except ImportError:
-        raise SweepError("the W&B sweep validator is missing: pip install -e '.[cluster]' (it installs 'sweeps')") from None
+        raise SweepError("the W&B sweep validator is missing: pip install 'sweeps>=0.2.0' (a dependency of graphbench)") from None
     violations = schema_violations_from_proposed_config(dict(sweep))
     if violations:
         raise SweepError("W&B rejects this sweep: " + "; ".join(" ".join(v.split()) for v in violations))
