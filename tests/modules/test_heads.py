@@ -44,3 +44,25 @@ def test_reset_parameters_redraws_every_linear_layer() -> None:
 def test_zero_layers_is_refused() -> None:
     with pytest.raises(ValueError, match=r"^head.num_layers must be >= 1, got 0$"):
         MLPHead(in_dim=4, out_dim=2, num_layers=0)
+
+
+def test_graphgps_mlp_graph_order_drops_out_before_every_linear_map() -> None:
+    """``mlp_graph`` of GraphGPS / toenshoff/LRGB: (Dropout -> Linear -> act) x (L-1), Dropout -> Linear."""
+    head = MLPHead(in_dim=4, out_dim=2, num_layers=3, activation="gelu", dropout=0.1, dropout_first=True)
+    kinds = [type(m) for m in head.mlp]
+    assert kinds == [nn.Dropout, nn.Linear, nn.GELU, nn.Dropout, nn.Linear, nn.GELU, nn.Dropout, nn.Linear]
+    assert all(m.p == 0.1 for m in head.mlp if isinstance(m, nn.Dropout))
+
+
+def test_graphgym_mlp_order_normalizes_hidden_rows() -> None:
+    """GraphGym's MLP with a fresh LayerConfig (PyG 2.3.0): Linear -> ReLU -> L2 normalization per hidden layer."""
+    head = MLPHead(in_dim=2, out_dim=1, num_layers=2, activation="relu", l2_normalize=True).eval()
+    with torch.no_grad():
+        head.mlp[0].weight.copy_(torch.eye(2))
+        head.mlp[0].bias.zero_()
+        head.mlp[-1].weight.copy_(torch.tensor([[1.0, 0.0]]))
+        head.mlp[-1].bias.zero_()
+    # relu([3, 4]) / 5 = [0.6, 0.8] -> 0.6
+    assert torch.allclose(head(torch.tensor([[3.0, 4.0]])), torch.tensor([[0.6]]))
+    with pytest.raises(ValueError, match="one of them"):
+        MLPHead(2, 1, 2, dropout_first=True, l2_normalize=True)

@@ -94,3 +94,37 @@ def test_kipf_welling_form_has_exactly_two_convolutions() -> None:
 def test_raw_inputs_need_dense_features() -> None:
     with pytest.raises(ValueError, match="dense node features"):
         network(GCNLayer, encode_inputs=False)
+
+
+def test_residual_block_adds_the_layer_output_alone() -> None:
+    """model.block=residual: h + layer(h), no norm, activation or dropout around the layer."""
+    torch.manual_seed(0)
+    net = network(GINELayer, block="residual", norm=partial(NodeNorm, kind="none"), dropout=0.5, activation="gelu").eval()
+    batch = tiny_batch()
+    h = net.node_encoder(batch.x)
+    e = net.edge_encoder(batch.edge_attr)
+    for layer in net.layers:
+        h = h + layer(h, batch.edge_index, e)[0]
+    torch.testing.assert_close(net.embed(batch), h)
+    with pytest.raises(ValueError, match="normalization=none"):
+        network(GINELayer, block="residual")
+    with pytest.raises(ValueError, match="unknown model"):
+        network(GINELayer, block="post")
+
+
+def test_a_concat_pe_is_concatenated_to_a_narrower_feature_embedding() -> None:
+    """GraphGPS's Atom+RWSE: the atom embedding is hidden_dim - dim_pe wide, the PE fills the rest."""
+    from graphbench.modules.pe_encoders import RWSEEncoder
+
+    torch.manual_seed(0)
+    net = network(GINELayer, pe_encoder=partial(RWSEEncoder, k=3, concat_dim=2)).eval()
+    batch = tiny_batch()
+    batch.rwse = torch.rand(5, 3)
+    assert net.node_encoder.atom_embedding_list[0].embedding_dim == 6
+    assert net.pe_encoder.linear.weight.shape == (2, 3)
+    first = net.layers[0]
+    h0 = torch.cat([net.node_encoder(batch.x), net.pe_encoder(batch)], dim=-1)
+    seen: list[torch.Tensor] = []
+    first.register_forward_pre_hook(lambda module, args: seen.append(args[0]))
+    net(batch)
+    torch.testing.assert_close(seen[0], h0)

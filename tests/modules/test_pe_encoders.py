@@ -118,3 +118,18 @@ def test_pe_config_builds_transform_and_encoder(option):
     assert isinstance(encoder, nn.Module)
     data = Batch.from_data_list(precompute([cycle(4), cycle(12)], transform))
     assert encoder.eval()(data).shape == (16, 12)
+
+
+def test_graphgps_deepset_lappe_with_concat_dim() -> None:
+    """GraphGPS's LapPENodeEncoder (DeepSet, layers 2, dim_pe 16): Linear(2, 32) ReLU Linear(32, 16) ReLU, summed."""
+    enc = LapPEEncoder(k=3, out_dim=100, kind="deepset", concat_dim=16, sign_flip=False).eval()
+    assert enc.out_dim == 16 and isinstance(enc.rho, nn.Identity)
+    assert [tuple(m.weight.shape) for m in enc.phi if isinstance(m, nn.Linear)] == [(32, 2), (16, 32)]
+    assert sum(p.numel() for p in enc.parameters()) == 2 * 32 + 32 + 32 * 16 + 16
+    batch = Data(lap_pe=torch.rand(4, 3), lap_eigval=torch.tensor([[0.0, 1.0, float("nan")]]).expand(4, 3))
+    pairs = torch.stack([batch.lap_pe[:, :2], batch.lap_eigval[:, :2]], dim=-1)
+    torch.testing.assert_close(enc(batch), enc.phi(pairs).sum(dim=1))
+    rwse = RWSEEncoder(k=20, out_dim=100, concat_dim=28)
+    assert rwse.out_dim == 28 and rwse.linear.weight.shape == (28, 20)
+    with pytest.raises(ValueError, match="without concat_dim"):
+        SumPEEncoder([rwse, LapPEEncoder(k=2, out_dim=28)])

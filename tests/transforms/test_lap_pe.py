@@ -9,9 +9,9 @@ import pytest
 import torch
 from torch_geometric.data import Data
 from torch_geometric.transforms import AddLaplacianEigenvectorPE
-from torch_geometric.utils import to_undirected
+from torch_geometric.utils import get_laplacian, to_dense_adj, to_undirected
 
-from graphbench.transforms.lap_pe import LapPE, _sym_laplacian
+from graphbench.transforms.lap_pe import LapPE, _laplacian
 
 
 def undirected(edges: list[tuple[int, int]], n: int) -> Data:
@@ -127,13 +127,39 @@ def test_laplacian_by_hand_with_parallel_weighted_and_looped_edges():
     # edges 0->1 (1 and 3: summed to 4), 1->0 (2: the symmetric part takes max(4, 2)), 1->2 (1), 2->2 (a
     # self-loop, dropped): A = [[0, 4, 0], [4, 0, 1], [0, 1, 0]], degrees 4, 5, 1
     row, col = np.array([0, 0, 1, 1, 2]), np.array([1, 1, 0, 2, 2])
-    lap, first, second, entry = _sym_laplacian(3, row, col, np.array([1.0, 3.0, 2.0, 1.0, 5.0]), np.full((3, 3), np.nan))
+    lap, diag, first, second, entry = _laplacian(3, row, col, np.array([1.0, 3.0, 2.0, 1.0, 5.0]), np.full((3, 3), np.nan), True)
     s5 = math.sqrt(5.0)
     expected = np.array([[1.0, -2.0 / s5, 0.0], [-2.0 / s5, 1.0, -1.0 / s5], [0.0, -1.0 / s5, 1.0]])
     np.testing.assert_allclose(lap, expected, rtol=0, atol=1e-15)
     assert np.array_equal(lap, lap.T)
     assert first.tolist() == [0, 1] and second.tolist() == [1, 2]
     np.testing.assert_array_equal(entry, lap[first, second])
+    assert diag.tolist() == [1.0, 1.0, 1.0]
+    combinatorial, diag, first, second, entry = _laplacian(
+        3, row, col, np.array([1.0, 3.0, 2.0, 1.0, 5.0]), np.full((3, 3), np.nan), False
+    )
+    np.testing.assert_array_equal(combinatorial, np.array([[4.0, -4.0, 0.0], [-4.0, 5.0, -1.0], [0.0, -1.0, 1.0]]))
+    assert diag.tolist() == [4.0, 5.0, 1.0] and entry.tolist() == [-4.0, -1.0]
+
+
+@pytest.mark.parametrize("n", [3, 7, 12])
+def test_combinatorial_with_the_trivial_eigenvector_is_graphgps_lappe(n):
+    """GraphGPS's LapPE as toenshoff/LRGB configures it (``laplacian_norm: none``, ``max_freqs: 10``;
+    ``graphgps/transform/posenc_stats.py``): the 10 smallest eigenpairs of D - A from PyG's
+    ``get_laplacian(normalization=None)``, the trivial one included, NaN-padded beyond N."""
+    data = path(n) if n == 3 else random_graph(n, 0.5, seed=n)
+    ours = LapPE(k=10, laplacian="combinatorial", keep_trivial=True)(data.clone())
+    index, weight = get_laplacian(data.edge_index, normalization=None, num_nodes=n)
+    lap = to_dense_adj(index, edge_attr=weight, max_num_nodes=n)[0].double()
+    vals, vecs = torch.linalg.eigh(lap)
+    m = min(n, 10)
+    torch.testing.assert_close(ours.lap_eigval[0, :m].double(), vals[:m], atol=1e-5, rtol=0)
+    assert torch.isnan(ours.lap_eigval[0, m:]).all() and (ours.lap_pe[:, m:] == 0).all()
+    assert ours.lap_eigval[0, 0].abs() < 1e-6  # the trivial pair is kept: constant vector, eigenvalue 0
+    torch.testing.assert_close(ours.lap_pe[:, 0].abs(), torch.full((n,), n**-0.5), atol=1e-5, rtol=0)
+    simple = [j for j in range(m) if (j == 0 or vals[j] - vals[j - 1] > 1e-4) and (j == n - 1 or vals[j + 1] - vals[j] > 1e-4)]
+    for j in simple:  # eigenvectors up to sign where the eigenvalue is simple
+        torch.testing.assert_close(ours.lap_pe[:, j].double().abs(), vecs[:, j].abs(), atol=1e-5, rtol=0)
 
 
 def test_permutation_equivariance_up_to_sign():

@@ -160,7 +160,8 @@ def test_precompute_compose_variants_and_inputs_untouched():
         eigenspaces_agree(per_graph, a, 4)
     assert precompute(graphs, None) == graphs
     assert repr(PECompose([LapPE(k=4), RWSE(k=5)])) == (
-        "PECompose([LapPE(k=4, eigen_attr='lap_pe', eigval_attr='lap_eigval'), RWSE(k=5, attr='rwse')])"
+        "PECompose([LapPE(k=4, eigen_attr='lap_pe', eigval_attr='lap_eigval', laplacian='sym', keep_trivial=False), "
+        "RWSE(k=5, attr='rwse')])"
     )
 
 

@@ -3,25 +3,63 @@
 from __future__ import annotations
 
 from torch import Tensor, nn
+from torch.nn import functional as F
 
 from graphbench.modules.activations import make_activation
 
 
-class MLPHead(nn.Module):
-    r"""An MLP of ``num_layers`` linear layers: ``num_layers - 1`` hidden layers of width ``in_dim``
-    (each Linear -> activation -> dropout), then a linear output layer.
+class L2Normalize(nn.Module):
+    r""":math:`x_i \leftarrow x_i / \max(\lVert x_i \rVert_2, 10^{-12})` per row, as
+    :func:`torch.nn.functional.normalize` (GraphGym's ``has_l2norm``)."""
 
-    ``num_layers=1`` is a linear head. Tönshoff et al. (2023, "Where Did the Gap Go?") found that
-    head depth explains much of the gap between MPNNs and graph transformers on Peptides-func.
+    def forward(self, x: Tensor) -> Tensor:
+        return F.normalize(x, p=2.0, dim=-1)
+
+
+class MLPHead(nn.Module):
+    r"""An MLP of ``num_layers`` linear layers: ``num_layers - 1`` hidden layers of width ``in_dim``,
+    then a linear output layer. Three orders of the hidden layer's parts:
+
+    * default: Linear -> activation -> Dropout;
+    * ``dropout_first=True``: Dropout before every linear map, the output layer's included (so on the
+      pooled embedding itself), Dropout -> Linear -> activation per hidden layer, then Dropout ->
+      Linear: ``MLPGraphHead`` (``mlp_graph``) of GraphGPS and toenshoff/LRGB
+      (``graphgps/head/mlp_graph.py``);
+    * ``l2_normalize=True``: Linear -> activation -> Dropout -> L2 normalization per row:
+      ``GeneralLayer`` of GraphGym's ``MLP``, whose fresh ``LayerConfig`` in the LRGB node and edge
+      heads (``graphgps/head/inductive_{node,edge}.py``) has ``act='relu'``, ``dropout=0``,
+      ``has_l2norm=True`` and no BatchNorm (PyG 2.3.0, ``graphgym/models/layer.py``).
+
+    ``num_layers=1`` is a linear head (after Dropout with ``dropout_first``). Tönshoff et al. (2023,
+    "Where Did the Gap Go?") found that head depth explains much of the gap between MPNNs and graph
+    transformers on Peptides-func.
     """
 
-    def __init__(self, in_dim: int, out_dim: int, num_layers: int, activation: str = "relu", dropout: float = 0.0) -> None:
+    def __init__(
+        self,
+        in_dim: int,
+        out_dim: int,
+        num_layers: int,
+        activation: str = "relu",
+        dropout: float = 0.0,
+        dropout_first: bool = False,
+        l2_normalize: bool = False,
+    ) -> None:
         super().__init__()
         if num_layers < 1:
             raise ValueError(f"head.num_layers must be >= 1, got {num_layers}")
+        if dropout_first and l2_normalize:
+            raise ValueError("head.dropout_first and head.l2_normalize are two heads' orders: set one of them")
         layers: list[nn.Module] = []
         for _ in range(num_layers - 1):
-            layers += [nn.Linear(in_dim, in_dim), make_activation(activation), nn.Dropout(dropout)]
+            if dropout_first:
+                layers += [nn.Dropout(dropout), nn.Linear(in_dim, in_dim), make_activation(activation)]
+            else:
+                layers += [nn.Linear(in_dim, in_dim), make_activation(activation), nn.Dropout(dropout)]
+                if l2_normalize:
+                    layers.append(L2Normalize())
+        if dropout_first:
+            layers.append(nn.Dropout(dropout))
         layers.append(nn.Linear(in_dim, out_dim))
         self.mlp = nn.Sequential(*layers)
 

@@ -19,6 +19,9 @@ POOLINGS: dict[str, Callable[..., Tensor]] = {"mean": global_mean_pool, "add": g
 
 LayerFactory = Callable[..., Layer]
 
+#: how the network wraps each layer that is not self-contained (see :class:`GraphNetwork`)
+BLOCKS: tuple[str, ...] = ("full", "residual")
+
 
 class GraphNetwork(nn.Module):
     r"""A stack of ``num_layers`` message-passing blocks of constant width ``hidden_dim``.
@@ -26,6 +29,10 @@ class GraphNetwork(nn.Module):
     Each block computes :math:`h^{(l+1)} = h^{(l)} + \mathrm{Dropout}(\sigma(\mathrm{Norm}(\mathrm{Layer}(h^{(l)}))))`
     (the residual term only when ``residual``), the block structure of Benchmarking GNNs and GraphGPS;
     layers that update edge features get the same treatment for edges with their own norms.
+    ``block="residual"`` wraps each layer in the residual connection only,
+    :math:`h^{(l+1)} = h^{(l)} + \mathrm{Layer}(h^{(l)})`: no norm, activation or dropout outside the layer, as
+    ``GINEConvLayer`` of toenshoff/LRGB (``graphgps/layer/gine_conv_layer.py``), whose dropout sits inside
+    its MLP; it needs ``normalization=none``.
     Every layer is a :class:`~graphbench.modules.layers.contract.Layer` (refused otherwise) and the
     network reads its contract: ``updates_edges``, ``uses_edge_attr`` (when no layer reads edge
     features there is no edge encoder and they receive ``edge_attr=None``), ``self_contained`` (GPS,
@@ -37,7 +44,10 @@ class GraphNetwork(nn.Module):
     those layers as ``edge_weight=`` and into the plan (GCN's normalization); the other layers ignore
     it. A batch without one runs unweighted.
     Node embeddings start as the encoded input features (after ``input_dropout`` when they are dense)
-    plus the encoded positional encoding.
+    plus the encoded positional encoding; a PE encoder with a ``concat_dim`` (GraphGPS's
+    ``Atom+RWSE``/``Atom+LapPE`` node encoders) is concatenated instead,
+    :math:`h^{(0)}_i = [\mathrm{Enc}(x_i) \,\|\, \mathrm{PE}_i]`, the feature encoder then being
+    ``hidden_dim - concat_dim`` wide.
     Graph-level tasks pool the node embeddings (``pooling``); node-level tasks do not. The ``head``
     maps the result to ``info.num_outputs``. ``encode_inputs=False`` feeds raw dense features to the
     first layer and ``last_layer_outputs=True`` makes the last layer the predictor (no head): together
@@ -61,10 +71,13 @@ class GraphNetwork(nn.Module):
         input_dropout: float = 0.0,
         encode_inputs: bool = True,
         last_layer_outputs: bool = False,
+        block: str = "full",
     ) -> None:
         super().__init__()
         if pooling not in POOLINGS:
             raise ValueError(f"unknown pooling {pooling!r}; valid: {sorted(POOLINGS)}")
+        if block not in BLOCKS:
+            raise ValueError(f"unknown model.block {block!r}; valid: {list(BLOCKS)}")
         if num_layers < 0:
             raise ValueError(f"model.num_layers must be >= 0, got {num_layers}")
         self.level = info.level
@@ -80,8 +93,13 @@ class GraphNetwork(nn.Module):
         if last_layer_outputs:
             out_dims[-1] = info.num_outputs  # the last layer predicts; no head
         self.last_layer_outputs = last_layer_outputs
-        self.node_encoder = make_feature_encoder(info.node_features, hidden_dim) if encode_inputs else nn.Identity()
+        self.block = block
         self.pe_encoder = pe_encoder(out_dim=hidden_dim) if pe_encoder is not None else None
+        self.pe_concat_dim: int | None = getattr(self.pe_encoder, "concat_dim", None)
+        feature_dim = hidden_dim - (self.pe_concat_dim or 0)
+        if feature_dim < 1:
+            raise ValueError(f"model.hidden_dim={hidden_dim} leaves no room beside the {self.pe_concat_dim} PE channels")
+        self.node_encoder = make_feature_encoder(info.node_features, feature_dim) if encode_inputs else nn.Identity()
         built = [check_layer(layer(in_dim=i, out_dim=o, edge_dim=hidden_dim)) for i, o in zip(in_dims, out_dims)]
         self.layers = nn.ModuleList(built)  # Layers (checked): the loops below read their contract
         # layers that ignore edge features (uses_edge_attr = False) get no edge encoder: unused
@@ -91,6 +109,8 @@ class GraphNetwork(nn.Module):
             if any(lay.uses_edge_attr for lay in built)
             else None
         )
+        if block == "residual" and getattr(norm(hidden_dim), "kind", "none") != "none":
+            raise ValueError("model.block=residual puts no norm around the layers: set normalization=none")
         self.node_norms = nn.ModuleList(nn.Identity() if lay.self_contained else norm(hidden_dim) for lay in built)
         self.edge_norms = nn.ModuleList(
             norm(hidden_dim) if lay.updates_edges and not lay.self_contained else nn.Identity() for lay in built
@@ -102,7 +122,8 @@ class GraphNetwork(nn.Module):
         self.plans = PlanMemo()
 
     def _block(self, h: Tensor, h_new: Tensor, norm: nn.Module, batch: Tensor | None) -> Tensor:
-        h_new = self.dropout(self.act(norm(h_new, batch)))
+        if self.block == "full":
+            h_new = self.dropout(self.act(norm(h_new, batch)))
         return h + h_new if self.residual and h.shape == h_new.shape else h_new
 
     def embed(self, data: Batch) -> Tensor:
@@ -111,7 +132,8 @@ class GraphNetwork(nn.Module):
         x = data.x
         h = self.node_encoder(self.input_dropout(x) if x.is_floating_point() else x)
         if self.pe_encoder is not None:
-            h = h + self.pe_encoder(data)
+            pe = self.pe_encoder(data)
+            h = h + pe if self.pe_concat_dim is None else torch.cat([h, pe], dim=-1)
         e = None
         if self.edge_encoder is not None:
             edge_attr = data.edge_attr if data.edge_attr is not None else data.edge_index.new_zeros(data.edge_index.size(1), 1)

@@ -3,7 +3,10 @@ r"""Encoders that map precomputed positional/structural encodings to node embedd
 Each encoder reads attributes written by a transform of :mod:`graphbench.transforms`
 from a PyG :class:`~torch_geometric.data.Batch` (or single
 :class:`~torch_geometric.data.Data`) and returns a ``[N, out_dim]`` tensor that the
-network **adds** to its node-feature embedding.
+network **adds** to its node-feature embedding, or, for an encoder built with ``concat_dim``, a
+``[N, concat_dim]`` tensor that the network **concatenates** to a ``hidden_dim - concat_dim``-wide
+node-feature embedding (GraphGPS's ``Atom+RWSE``/``Atom+LapPE`` node encoders,
+``graphgps/encoder/{kernel,laplace}_pos_encoder.py``, ``expand_x=False``).
 """
 
 from __future__ import annotations
@@ -27,6 +30,11 @@ class LapPEEncoder(nn.Module):
       \phi([u_j(i), \lambda_j])\big)` with :math:`\phi` a 2-layer MLP
       :math:`\mathbb{R}^2 \to \mathbb{R}^d` and :math:`\rho` linear; padded
       frequencies (eigenvalue NaN) are masked out of the sum.
+    * ``kind="deepset"`` with ``concat_dim=c`` (GraphGPS's ``LapPENodeEncoder``, ``model: DeepSet``,
+      ``layers: 2``, ``post_layers: 0``, ``dim_pe: c``): :math:`\mathrm{PE}_i = \sum_j
+      \mathrm{ReLU}(W_2\, \mathrm{ReLU}(W_1 [u_j(i), \lambda_j] + b_1) + b_2)` with
+      :math:`W_1 \in \mathbb{R}^{2c \times 2}`, :math:`W_2 \in \mathbb{R}^{c \times 2c}` and no
+      :math:`\rho`, concatenated by the network.
 
     **Sign flip:** eigenvectors are defined up to sign, so in training mode (only) each
     eigenvector of **each graph** is multiplied by an independent random :math:`\pm 1`
@@ -41,6 +49,8 @@ class LapPEEncoder(nn.Module):
         sign_flip (bool): Random sign flips in training mode. (default: ``True``)
         eigen_attr (str): Eigenvector attribute. (default: ``"lap_pe"``)
         eigval_attr (str): Eigenvalue attribute. (default: ``"lap_eigval"``)
+        concat_dim (int, optional): Width of a PE concatenated to the node embedding (``out_dim``
+            is then not used); ``None`` adds an ``out_dim``-wide one. (default: ``None``)
     """
 
     KINDS: tuple[str, ...] = ("linear", "deepset")
@@ -53,17 +63,22 @@ class LapPEEncoder(nn.Module):
         sign_flip: bool = True,
         eigen_attr: str = "lap_pe",
         eigval_attr: str = "lap_eigval",
+        concat_dim: int | None = None,
     ) -> None:
         super().__init__()
         if kind not in self.KINDS:
             raise ValueError(f"Unknown LapPEEncoder kind {kind!r}; valid kinds: {list(self.KINDS)}")
-        self.k, self.out_dim, self.kind, self.sign_flip = k, out_dim, kind, sign_flip
+        self.k, self.kind, self.sign_flip, self.concat_dim = k, kind, sign_flip, concat_dim
+        self.out_dim = out_dim if concat_dim is None else concat_dim
         self.eigen_attr, self.eigval_attr = eigen_attr, eigval_attr
+        self.rho: nn.Module = nn.Identity()
         if kind == "linear":
-            self.linear = nn.Linear(k, out_dim)
-        else:
+            self.linear = nn.Linear(k, self.out_dim)
+        elif concat_dim is None:
             self.phi = nn.Sequential(nn.Linear(2, out_dim), nn.ReLU(), nn.Linear(out_dim, out_dim), nn.ReLU())
             self.rho = nn.Linear(out_dim, out_dim)
+        else:
+            self.phi = nn.Sequential(nn.Linear(2, 2 * concat_dim), nn.ReLU(), nn.Linear(2 * concat_dim, concat_dim), nn.ReLU())
         self.reset_parameters()
 
     def reset_parameters(self) -> None:
@@ -88,26 +103,32 @@ class LapPEEncoder(nn.Module):
         return self.rho(hidden.sum(dim=1))
 
     def extra_repr(self) -> str:
-        return f"k={self.k}, out_dim={self.out_dim}, kind={self.kind!r}, sign_flip={self.sign_flip}"
+        return f"k={self.k}, out_dim={self.out_dim}, kind={self.kind!r}, sign_flip={self.sign_flip}, concat_dim={self.concat_dim}"
 
 
 class RWSEEncoder(nn.Module):
     r"""Encodes random-walk return probabilities (:class:`~graphbench.transforms.rwse.RWSE`)
     as in GraphGPS (Rampášek et al., 2022): :math:`h_i = W\,\mathrm{BN}(p_i) + b`,
     with :math:`p_i \in \mathbb{R}^k` the raw RWSE and BN a
-    :class:`~torch.nn.BatchNorm1d` over the :math:`k` steps.
+    :class:`~torch.nn.BatchNorm1d` over the :math:`k` steps. With ``concat_dim=c``,
+    :math:`W \in \mathbb{R}^{c \times k}` and the network concatenates :math:`h_i` to the node
+    embedding (GraphGPS's ``KernelPENodeEncoder``, ``model: Linear``, ``raw_norm_type: BatchNorm``,
+    ``dim_pe: c``).
 
     Args:
         k (int): Number of random-walk steps (the transform's ``k``).
         out_dim (int): Output embedding size.
         attr (str): RWSE attribute. (default: ``"rwse"``)
+        concat_dim (int, optional): Width of a PE concatenated to the node embedding (``out_dim``
+            is then not used); ``None`` adds an ``out_dim``-wide one. (default: ``None``)
     """
 
-    def __init__(self, k: int, out_dim: int, attr: str = "rwse") -> None:
+    def __init__(self, k: int, out_dim: int, attr: str = "rwse", concat_dim: int | None = None) -> None:
         super().__init__()
-        self.k, self.out_dim, self.attr = k, out_dim, attr
+        self.k, self.attr, self.concat_dim = k, attr, concat_dim
+        self.out_dim = out_dim if concat_dim is None else concat_dim
         self.norm = nn.BatchNorm1d(k)
-        self.linear = nn.Linear(k, out_dim)
+        self.linear = nn.Linear(k, self.out_dim)
 
     def reset_parameters(self) -> None:
         self.norm.reset_parameters()
@@ -117,7 +138,7 @@ class RWSEEncoder(nn.Module):
         return self.linear(self.norm(_get(batch, self.attr, self.k, "RWSE")))
 
     def extra_repr(self) -> str:
-        return f"k={self.k}, out_dim={self.out_dim}"
+        return f"k={self.k}, out_dim={self.out_dim}, concat_dim={self.concat_dim}"
 
 
 class SumPEEncoder(nn.Module):
@@ -150,8 +171,11 @@ class SumPEEncoder(nn.Module):
             dims.add(out_dim)
         if len(dims) > 1:
             raise ValueError(f"SumPEEncoder encoders disagree on out_dim: {sorted(dims)}")
+        if any(getattr(e, "concat_dim", None) is not None for e in built):
+            raise ValueError("SumPEEncoder adds its encoders' outputs: build them without concat_dim")
         self.encoders = nn.ModuleList(built)
         self.out_dim: int | None = dims.pop() if dims else None
+        self.concat_dim: int | None = None
 
     def reset_parameters(self) -> None:
         for encoder in self.encoders:

@@ -41,14 +41,21 @@ class LapPE(BaseTransform):
     :func:`~torch_geometric.utils.get_laplacian`); :math:`\lambda_1 = 0` unless the
     graph has no edges.
 
+    ``laplacian="combinatorial"`` diagonalises :math:`L = D - A` instead (GraphGPS's
+    ``laplacian_norm: none``, the LRGB setting of toenshoff/LRGB ``configs/LRGB-tuned``), with
+    eigenvalues in :math:`[0, 2 d_{max}]`; an isolated node then has eigenvalue 0.
+
     **Convention: the trivial eigenvector is dropped** (Dwivedi et al. 2020 and PyG's
     :class:`~torch_geometric.transforms.AddLaplacianEigenvectorPE`; GraphGPS instead
     keeps it). Node :math:`i` gets :math:`(u_2(i), \dots, u_{k+1}(i))`; only the first
     (smallest) eigenpair is dropped, so a graph with :math:`c` components keeps
     :math:`c - 1` further zero eigenvalues, whose vectors are then an arbitrary
-    :math:`(c-1)`-dimensional subspace of the null space (as in PyG).
+    :math:`(c-1)`-dimensional subspace of the null space (as in PyG). ``keep_trivial=True`` keeps it:
+    node :math:`i` gets :math:`(u_1(i), \dots, u_k(i))`, GraphGPS's ``max_freqs: k`` (its
+    ``get_lap_decomp_stats`` takes the :math:`k` smallest eigenpairs).
 
-    **Padding:** when :math:`N - 1 < k` (i.e. :math:`N \le k`) the missing columns of
+    **Padding:** when fewer than :math:`k` eigenpairs are kept (:math:`N - 1 < k`, or :math:`N < k`
+    with ``keep_trivial``) the missing columns of
     ``lap_pe`` are 0 and those of ``lap_eigval`` are ``NaN`` (0 is a genuine eigenvalue,
     so NaN marks padding unambiguously; encoders mask it).
 
@@ -64,26 +71,43 @@ class LapPE(BaseTransform):
     (:func:`graphbench.run.processes.map_chunks`).
 
     Args:
-        k (int): Number of non-trivial eigenvectors.
+        k (int): Number of eigenvectors (non-trivial ones unless ``keep_trivial``).
         eigen_attr (str): Attribute for the eigenvectors. (default: ``"lap_pe"``)
         eigval_attr (str): Attribute for the eigenvalues. (default: ``"lap_eigval"``)
+        laplacian (str): ``"sym"`` (:math:`I - D^{-1/2} A D^{-1/2}`) or ``"combinatorial"``
+            (:math:`D - A`). (default: ``"sym"``)
+        keep_trivial (bool): Keep the first (smallest) eigenpair. (default: ``False``)
     """
+
+    LAPLACIANS: tuple[str, ...] = ("sym", "combinatorial")
 
     #: Largest graph handled (the eigendecomposition is dense, :math:`O(N^3)`).
     MAX_NODES: int = 10_000
     #: Fewer graphs than this are encoded in this process: forking would cost more than it saves.
     MIN_GRAPHS_TO_FORK: int = 256
 
-    def __init__(self, k: int, eigen_attr: str = "lap_pe", eigval_attr: str = "lap_eigval") -> None:
+    def __init__(
+        self,
+        k: int,
+        eigen_attr: str = "lap_pe",
+        eigval_attr: str = "lap_eigval",
+        laplacian: str = "sym",
+        keep_trivial: bool = False,
+    ) -> None:
         if k < 1:
             raise ValueError(f"LapPE needs k >= 1 eigenvectors, got k={k}")
+        if laplacian not in self.LAPLACIANS:
+            raise ValueError(f"unknown LapPE laplacian {laplacian!r}; valid: {list(self.LAPLACIANS)}")
         self.k = k
+        self.laplacian = laplacian
+        self.keep_trivial = keep_trivial
         self.eigen_attr = eigen_attr
         self.eigval_attr = eigval_attr
 
     def forward(self, data: Data) -> Data:
         (problem,) = self._problems([data])
-        for name, value in self._attrs(data, *laplacian_eigenpairs(problem, self.k)).items():
+        pairs = laplacian_eigenpairs(problem, self.k, normalized=self.laplacian == "sym", keep_trivial=self.keep_trivial)
+        for name, value in self._attrs(data, *pairs).items():
             data[name] = value
         return data
 
@@ -125,7 +149,9 @@ class LapPE(BaseTransform):
         # 16 chunks per process: the last to finish idles at most a sixteenth of its share
         size = max(1, -(-len(problems) // (workers * 16)))
         chunks = [problems[i : i + size] for i in range(0, len(problems), size)]
-        fn = partial(chunk_fn or _eigenpairs_of_chunk, k=self.k)
+        fn = partial(
+            chunk_fn or _eigenpairs_of_chunk, k=self.k, normalized=self.laplacian == "sym", keep_trivial=self.keep_trivial
+        )
         return [p for part in map_chunks(fn, chunks, workers) for p in part]
 
     def _check_size(self, n: int) -> None:
@@ -158,7 +184,10 @@ class LapPE(BaseTransform):
 
     def __repr__(self) -> str:
         # repr names every argument: datamodules key their PE caches on it
-        return f"{self.__class__.__name__}(k={self.k}, eigen_attr={self.eigen_attr!r}, eigval_attr={self.eigval_attr!r})"
+        return (
+            f"{self.__class__.__name__}(k={self.k}, eigen_attr={self.eigen_attr!r}, eigval_attr={self.eigval_attr!r}, "
+            f"laplacian={self.laplacian!r}, keep_trivial={self.keep_trivial})"
+        )
 
 
 class LaplacianProblem(NamedTuple):
@@ -177,8 +206,15 @@ class LaplacianProblem(NamedTuple):
 BISECTION_TOL: float = 1e-9
 
 
-def laplacian_eigenpairs(problem: LaplacianProblem, k: int, scratch: np.ndarray | None = None) -> tuple[np.ndarray, np.ndarray]:
-    r"""Eigenpairs 2..k+1 of one graph's :math:`L_{sym}`: float32 ``vecs`` ``[n, k]`` (0-padded)
+def laplacian_eigenpairs(
+    problem: LaplacianProblem,
+    k: int,
+    scratch: np.ndarray | None = None,
+    normalized: bool = True,
+    keep_trivial: bool = False,
+) -> tuple[np.ndarray, np.ndarray]:
+    r"""Eigenpairs 2..k+1 (1..k with ``keep_trivial``) of one graph's :math:`L_{sym}` (with ``normalized``,
+    else of :math:`D - A`): float32 ``vecs`` ``[n, k]`` (0-padded)
     and ``vals`` ``[n, k]`` (each row the k eigenvalues, NaN-padded), following the conventions
     documented in :class:`LapPE`. ``scratch`` (float64, at least ``n * n``) holds the dense Laplacian;
     a buffer reused over many graphs spares each a fresh allocation whose pages the kernel must fault
@@ -188,20 +224,30 @@ def laplacian_eigenpairs(problem: LaplacianProblem, k: int, scratch: np.ndarray 
     weight = np.ones(row.size) if problem.edge_weight is None else problem.edge_weight
     if scratch is None or scratch.size < n * n:
         scratch = np.empty(n * n)
-    lap, first, second, entry = _sym_laplacian(n, row, col, weight, scratch[: n * n].reshape(n, n))
-    kk = min(k, n - 1)
+    lap, diag, first, second, entry = _laplacian(n, row, col, weight, scratch[: n * n].reshape(n, n), normalized)
+    skip = 0 if keep_trivial else 1
+    kk = min(k, n - skip)
     if kk <= 0:
-        return _encodings(np.zeros((n, 0)), first, second, entry, k)
+        return _encodings(np.zeros((n, 0)), diag, first, second, entry, k)
     lwork, liwork = _dsyevr_workspace(n)
     # LAPACK's dsyevr as scipy.linalg.eigh(subset_by_index=[1, kk], driver="evr") calls it, less the
     # wrapper's checks and its workspace query on every graph; lap.T is lap, already in the column-major
     # order LAPACK reads, so nothing is copied
     _, vectors, found, _, info = _DSYEVR(
-        lap.T, compute_v=1, range="I", il=2, iu=kk + 1, lower=1, overwrite_a=1, abstol=BISECTION_TOL, lwork=lwork, liwork=liwork
+        lap.T,
+        compute_v=1,
+        range="I",
+        il=1 + skip,
+        iu=kk + skip,
+        lower=1,
+        overwrite_a=1,
+        abstol=BISECTION_TOL,
+        lwork=lwork,
+        liwork=liwork,
     )
     if info != 0 or found != kk:
         raise np.linalg.LinAlgError(f"LAPACK dsyevr failed on a graph of {n} nodes (info={info}, {found} of {kk} eigenpairs)")
-    return _encodings(vectors[:, :kk], first, second, entry, k)
+    return _encodings(vectors[:, :kk], diag, first, second, entry, k)
 
 
 _DSYEVR, _DSYEVR_LWORK = scipy.linalg.get_lapack_funcs(("syevr", "syevr_lwork"), dtype=np.float64)
@@ -217,11 +263,11 @@ def _dsyevr_workspace(n: int) -> tuple[int, int]:
 
 
 @numba.njit(cache=True, nogil=True)
-def _sym_laplacian(n, row, col, weight, lap):
-    r""":math:`L = I - D^{-1/2} A D^{-1/2}` densely, with :math:`A_{ij} = \max(W_{ij}, W_{ji})` where
+def _laplacian(n, row, col, weight, lap, normalized):
+    r""":math:`L = I - D^{-1/2} A D^{-1/2}` (``normalized``) or :math:`L = D - A` densely, with :math:`A_{ij} = \max(W_{ij}, W_{ji})` where
     :math:`W` sums the weights of the edges :math:`i \to j`, self-loops dropped, written into ``lap``
-    (``[n, n]``); also its off-diagonal entries once per node pair: ``(lap, first, second, entry)``
-    with ``first < second``.
+    (``[n, n]``); also its diagonal and its off-diagonal entries once per node pair:
+    ``(lap, diag, first, second, entry)`` with ``first < second``.
 
     Built from the edges sorted by node pair, so the work is :math:`O(E \log E)` besides zeroing the
     dense matrix (on a molecule, a dense pass per step cost more than the sort)."""
@@ -252,23 +298,26 @@ def _sym_laplacian(n, row, col, weight, lap):
         degree[i] += value
         degree[j] += value
         pairs += 1
-    dinv = np.zeros(n)
-    for i in range(n):
-        dinv[i] = 1.0 / np.sqrt(degree[i]) if degree[i] > 0 else 0.0
+    dinv = np.ones(n)
+    diag = degree.copy()
+    if normalized:
+        for i in range(n):
+            dinv[i] = 1.0 / np.sqrt(degree[i]) if degree[i] > 0 else 0.0
+        diag[:] = 1.0
     lap[:] = 0.0
     for i in range(n):
-        lap[i, i] = 1.0
+        lap[i, i] = diag[i]
     for p in range(pairs):
         i, j = first[p], second[p]
         entry[p] = entry[p] * -dinv[i] * dinv[j]
         lap[i, j] = lap[j, i] = entry[p]
-    return lap, first[:pairs], second[:pairs], entry[:pairs]
+    return lap, diag, first[:pairs], second[:pairs], entry[:pairs]
 
 
 @numba.njit(cache=True, nogil=True)
-def _encodings(vectors, first, second, entry, k):
+def _encodings(vectors, diag, first, second, entry, k):
     r"""``(vecs, vals)`` of :func:`laplacian_eigenpairs` from ``kk <= k`` eigenvectors ``[n, kk]`` of
-    :math:`L` (unit diagonal, off-diagonal ``entry`` at ``(first, second)`` and its mirror): the
+    :math:`L` (diagonal ``diag``, off-diagonal ``entry`` at ``(first, second)`` and its mirror): the
     eigenvalues are the Rayleigh quotients :math:`v^\top L v / v^\top v`, the columns are put in their
     ascending order (stable) and multiplied by the sign of their largest-magnitude entry (the first
     within 1e-6 of it), and both are padded to ``k`` columns with zeros and NaN."""
@@ -278,7 +327,7 @@ def _encodings(vectors, first, second, entry, k):
     for i in range(n):
         for j in range(kk):
             norm[j] += vectors[i, j] * vectors[i, j]
-    quad[:] = norm
+            quad[j] += diag[i] * vectors[i, j] * vectors[i, j]
     for p in range(entry.size):
         for j in range(kk):
             quad[j] += 2.0 * entry[p] * vectors[first[p], j] * vectors[second[p], j]
@@ -302,16 +351,20 @@ def _encodings(vectors, first, second, entry, k):
     return vecs, vals
 
 
-def _eigenpairs_of_chunk(problems: Sequence[LaplacianProblem], k: int) -> list[tuple[np.ndarray, np.ndarray]]:
+def _eigenpairs_of_chunk(
+    problems: Sequence[LaplacianProblem], k: int, normalized: bool = True, keep_trivial: bool = False
+) -> list[tuple[np.ndarray, np.ndarray]]:
     scratch = np.empty(max((p.num_nodes for p in problems), default=0) ** 2)
-    return [laplacian_eigenpairs(p, k, scratch) for p in problems]
+    return [laplacian_eigenpairs(p, k, scratch, normalized, keep_trivial) for p in problems]
 
 
-def _stacked_eigenpairs_of_chunk(problems: Sequence[LaplacianProblem], k: int) -> list[tuple[np.ndarray, np.ndarray]]:
+def _stacked_eigenpairs_of_chunk(
+    problems: Sequence[LaplacianProblem], k: int, normalized: bool = True, keep_trivial: bool = False
+) -> list[tuple[np.ndarray, np.ndarray]]:
     """The chunk's eigenpairs as one pair ``[sum n, k]``, the graphs' rows in order."""
-    pairs = _eigenpairs_of_chunk(problems, k)
+    pairs = _eigenpairs_of_chunk(problems, k, normalized, keep_trivial)
     empty = np.zeros((0, k), np.float32)
     return [(np.concatenate([empty, *(v for v, _ in pairs)]), np.concatenate([empty, *(v for _, v in pairs)]))]
 
 
-ChunkFn = Callable[[Sequence[LaplacianProblem], int], list[tuple[np.ndarray, np.ndarray]]]
+ChunkFn = Callable[..., list[tuple[np.ndarray, np.ndarray]]]

@@ -54,3 +54,13 @@ def test_edge_features_of_another_width_are_projected() -> None:
 def test_missing_edge_features_name_the_fix() -> None:
     with pytest.raises(ValueError, match="gine needs edge features"):
         GINELayer(2, 2, 2)(PATH_X, PATH_EDGES, None)
+
+
+def test_lrgb_inner_mlp_and_fixed_eps() -> None:
+    """toenshoff/LRGB's GINEConvLayer: Linear -> GELU -> Dropout -> Linear -> Dropout, eps a buffer at 0."""
+    layer = GINELayer(4, 4, 4, train_eps=False, mlp_activation="gelu", mlp_dropout=0.1)
+    kinds = [type(m) for m in layer.conv.nn]
+    assert kinds == [torch.nn.Linear, torch.nn.GELU, torch.nn.Dropout, torch.nn.Linear, torch.nn.Dropout]
+    assert [m.p for m in layer.conv.nn if isinstance(m, torch.nn.Dropout)] == [0.1, 0.1]
+    assert float(layer.conv.eps) == 0.0 and "conv.eps" not in dict(layer.named_parameters())
+    assert sum(p.numel() for p in layer.parameters()) == 2 * (4 * 4 + 4)

@@ -5,13 +5,19 @@ from __future__ import annotations
 from torch import Tensor, nn
 from torch_geometric.nn import GINEConv
 
+from graphbench.modules.activations import make_activation
 from graphbench.modules.layers.contract import Layer
 from graphbench.modules.propagation import EdgePlan, weighted_sum_at_dst
 
 
 class GINELayer(Layer):
     r""":math:`x_i' = \mathrm{MLP}\big((1+\epsilon) x_i + \sum_{j \in N(i)} \mathrm{ReLU}(x_j + e_{ji})\big)`
-    with a 2-layer MLP (Linear -> ReLU -> Linear) and learnable :math:`\epsilon`.
+    with a 2-layer MLP and :math:`\epsilon` learned (``train_eps=True``) or fixed at 0.
+
+    The MLP is Linear -> ``mlp_activation`` -> Linear (default: ReLU, Hu et al.); with
+    ``mlp_dropout > 0`` it is Linear -> activation -> Dropout -> Linear -> Dropout, the inner MLP of
+    ``GINEConvLayer`` in toenshoff/LRGB (``graphgps/layer/gine_conv_layer.py``, the LRGB-tuned GINE,
+    which sets ``train_eps=False``).
 
     The parameters are those of PyG's :class:`~torch_geometric.nn.GINEConv`. With ``sparse=True``
     the gather and the sum over neighbours go through the batch's
@@ -27,10 +33,25 @@ class GINELayer(Layer):
     uses_plan = True
     uses_edge_weight = True
 
-    def __init__(self, in_dim: int, out_dim: int, edge_dim: int, sparse: bool = True) -> None:
+    def __init__(
+        self,
+        in_dim: int,
+        out_dim: int,
+        edge_dim: int,
+        sparse: bool = True,
+        train_eps: bool = True,
+        mlp_activation: str = "relu",
+        mlp_dropout: float = 0.0,
+    ) -> None:
         super().__init__()
-        mlp = nn.Sequential(nn.Linear(in_dim, out_dim), nn.ReLU(), nn.Linear(out_dim, out_dim))
-        self.conv = GINEConv(mlp, train_eps=True, edge_dim=edge_dim if edge_dim != in_dim else None)
+        act = make_activation(mlp_activation)
+        if mlp_dropout > 0:
+            mlp = nn.Sequential(
+                nn.Linear(in_dim, out_dim), act, nn.Dropout(mlp_dropout), nn.Linear(out_dim, out_dim), nn.Dropout(mlp_dropout)
+            )
+        else:
+            mlp = nn.Sequential(nn.Linear(in_dim, out_dim), act, nn.Linear(out_dim, out_dim))
+        self.conv = GINEConv(mlp, train_eps=train_eps, edge_dim=edge_dim if edge_dim != in_dim else None)
         self.sparse = sparse
 
     def reset_parameters(self) -> None:
