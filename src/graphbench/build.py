@@ -25,6 +25,7 @@ from graphbench.data.datamodules.config import datamodule_arguments
 from graphbench.data.info import DatasetInfo
 from graphbench.data.samplers.config import sampler_argument
 from graphbench.modules.budget import solve_width
+from graphbench.modules.layers.grand import INITIALIZATIONS, initialize
 from graphbench.modules.network import count_parameters
 from graphbench.modules.task_module import GraphTaskModule
 from graphbench.run.errors import ConfigError
@@ -46,13 +47,17 @@ def build_datamodule(cfg: DictConfig) -> DataModule:
 
 
 def network_builder(cfg: DictConfig, info: DatasetInfo) -> Callable[[int], nn.Module]:
-    """``hidden_dim -> network``: everything but the width comes from the config, with the speed-up
-    kernels swapped in under ``speedups=auto`` (:func:`graphbench.speedups.apply`: same parameters,
-    same losses)."""
+    """``hidden_dim -> network``: everything but the width comes from the config, its parameters
+    initialized as ``model.init`` says (:func:`graphbench.modules.layers.grand.initialize`; ``default``
+    when the model has no such key), with the speed-up kernels swapped in under ``speedups=auto``
+    (:func:`graphbench.speedups.apply`: same parameters, same losses)."""
+    init = str(cfg.model.get("init", "default"))
+    if init not in INITIALIZATIONS:
+        raise ConfigError(f"model.init={init} is not an initialization; valid: {', '.join(INITIALIZATIONS)}")
     partial = build(
         cfg.model,
         f"model '{cfg.model.name}'",
-        (*METADATA_KEYS, "consistency"),  # the training objective's part (build_task_module), not the network's
+        (*METADATA_KEYS, "consistency", "init"),  # the objective's part (build_task_module), the initialization
         _partial_=True,
         info=info,
         head=build(cfg.head, "head", METADATA_KEYS),
@@ -60,8 +65,8 @@ def network_builder(cfg: DictConfig, info: DatasetInfo) -> Callable[[int], nn.Mo
         pe_encoder=build(cfg.pe.encoder, "pe.encoder", METADATA_KEYS) if cfg.pe.get("encoder") else None,
     )
     if not cfg.speedups.enabled:
-        return lambda hidden_dim: partial(hidden_dim=hidden_dim)
-    return lambda hidden_dim: speedups.apply(partial(hidden_dim=hidden_dim))
+        return lambda hidden_dim: initialize(partial(hidden_dim=hidden_dim), init)
+    return lambda hidden_dim: speedups.apply(initialize(partial(hidden_dim=hidden_dim), init))
 
 
 def network_width(cfg: DictConfig, make_network: Callable[[int], nn.Module]) -> int:

@@ -20,7 +20,7 @@ from graphbench.build import build_task_module, network_builder, network_width
 from graphbench.data.info import DatasetInfo, FeatureSpec
 from graphbench.modules.heads import MLPHead
 from graphbench.modules.layers import GRANDLayer
-from graphbench.modules.layers.grand import drop_node, mixed_order_propagation
+from graphbench.modules.layers.grand import drop_node, grand_init_, initialize, mixed_order_propagation
 from graphbench.modules.losses import ConsistencyLoss, sharpen
 from graphbench.modules.network import GraphNetwork, count_parameters
 from graphbench.modules.norms import NodeNorm
@@ -231,3 +231,55 @@ def test_a_short_trainer_run_learns_the_two_triangles() -> None:
         predicted = task(batch).argmax(dim=-1)
     assert torch.equal(predicted, batch.y)
     assert float(trainer.callback_metrics["val/accuracy"]) == 1.0
+
+
+class SourceMLPLayer(nn.Module):
+    """THUDM/GRAND@7a2fd6e, pygcn/layers.py, ``MLPLayer``, transcribed: the weight stored ``[in, out]``."""
+
+    def __init__(self, in_features: int, out_features: int) -> None:
+        super().__init__()
+        self.weight = nn.Parameter(torch.FloatTensor(in_features, out_features))
+        self.bias = nn.Parameter(torch.FloatTensor(out_features))
+        stdv = 1.0 / math.sqrt(self.weight.size(1))
+        self.weight.data.normal_(-stdv, stdv)
+        self.bias.data.normal_(-stdv, stdv)
+
+
+def test_grand_init_draws_the_sources_values_weight_then_bias_with_mean_and_std_one_over_root_out() -> None:
+    linear = nn.Linear(3, 4)
+    torch.manual_seed(7)
+    grand_init_(linear)
+    torch.manual_seed(7)
+    source = SourceMLPLayer(3, 4)
+    assert torch.equal(linear.weight, source.weight.t()) and torch.equal(linear.bias, source.bias)
+    # by hand: s = 1/sqrt(out) = 1/2; the weight's 12 draws z in [in, out] order, then the bias's 4: s z - s
+    torch.manual_seed(7)
+    z_weight, z_bias = torch.randn(12).double(), torch.randn(4).double()  # the generator's standard normal draws
+    assert torch.allclose(linear.weight.double(), (0.5 * z_weight - 0.5).view(3, 4).t(), atol=1e-6)
+    assert torch.allclose(linear.bias.double(), 0.5 * z_bias - 0.5, atol=1e-6)
+    big = nn.Linear(300, 400)  # s = 1/20: 120,000 weights with mean -0.05 and std 0.05
+    grand_init_(big)
+    assert abs(float(big.weight.mean()) + 0.05) < 1e-3 and abs(float(big.weight.std()) - 0.05) < 1e-3
+
+
+def test_model_init_grand_redraws_the_layers_map_then_the_heads_and_default_leaves_pytorchs() -> None:
+    GlobalHydra.instance().clear()
+    with initialize_config_dir(config_dir=str(CONF), version_base="1.3"):
+        cfg = compose("config", overrides=["experiment=planetoid/cora-grand", "speedups=off", "paths.output_dir=/tmp/grand-test"])
+    GlobalHydra.instance().clear()
+    assert cfg.model.init == "grand"
+    torch.manual_seed(0)
+    built = network_builder(cfg, CORA)(32)
+    cfg.model.init = "default"
+    torch.manual_seed(0)
+    default = network_builder(cfg, CORA)(32)
+    torch.manual_seed(0)
+    expected = initialize(network_builder(cfg, CORA)(32), "grand")
+    layer, head = built.layers[0].linear, built.head.mlp[0]
+    assert [tuple(m.weight.shape) for m in (layer, head)] == [(32, 1433), (7, 32)]
+    assert all(torch.equal(a, b) for a, b in zip(built.state_dict().values(), expected.state_dict().values()))
+    assert not torch.equal(built.layers[0].linear.weight, default.layers[0].linear.weight)
+    assert float(built.head.mlp[0].bias.mean()) < 0 < float(default.layers[0].linear.weight.abs().max())
+    cfg.model.init = "xavier"
+    with pytest.raises(ConfigError, match=r"model\.init=xavier is not an initialization; valid: default, grand"):
+        network_builder(cfg, CORA)

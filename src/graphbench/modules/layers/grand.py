@@ -3,8 +3,11 @@ Semi-Supervised Learning on Graphs")."""
 
 from __future__ import annotations
 
+import math
+
 import torch
 from torch import Tensor, nn
+from torch_geometric.nn.dense.linear import Linear as PyGLinear
 
 from graphbench.modules.layers.contract import Layer, gcn_product
 from graphbench.modules.propagation import EdgePlan
@@ -91,3 +94,40 @@ class GRANDLayer(Layer):
         plan = self.gcn_plan_for(plan, edge_index, x.size(0), edge_weight)
         propagated = mixed_order_propagation(drop_node(x, self.drop_node, self.training), plan, self.order)
         return self.linear(self.dropout(propagated)), edge_attr
+
+
+def grand_init_(linear: nn.Linear | PyGLinear) -> None:
+    r"""GRAND's initialization of a linear map :math:`x \mapsto xW + b` with :math:`W \in \mathbb{R}^{
+    n_{\text{in}} \times n_{\text{out}}}` (THUDM/GRAND@7a2fd6e, ``pygcn/layers.py``, ``MLPLayer`` and
+    ``GraphConvolution``, ``reset_parameters``): with :math:`s = 1 / \sqrt{n_{\text{out}}}` (``stdv = 1. /
+    math.sqrt(self.weight.size(1))``, the weight stored as ``[in, out]``), every entry of :math:`W` and of
+    :math:`b` is drawn as ``normal_(-stdv, stdv)``, i.e. :math:`\mathcal N(\mu = -s, \sigma = s)`: mean
+    :math:`-1/\sqrt{n_{\text{out}}}`, standard deviation :math:`1/\sqrt{n_{\text{out}}}`.
+
+    The weight is drawn in the source's ``[in, out]`` layout and stored transposed (PyTorch keeps
+    ``[out, in]``), the bias after it, so the same generator state gives the source's values exactly."""
+    out_features, in_features = linear.weight.shape
+    stdv = 1.0 / math.sqrt(out_features)
+    with torch.no_grad():
+        weight = torch.empty(in_features, out_features, dtype=linear.weight.dtype, device=linear.weight.device)
+        linear.weight.copy_(weight.normal_(-stdv, stdv).t())
+        if linear.bias is not None:
+            linear.bias.normal_(-stdv, stdv)
+
+
+#: ``model.init``: ``default`` keeps every module's own (PyTorch's) initialization, ``grand`` redraws every
+#: linear map as GRAND's code does (:func:`grand_init_`)
+INITIALIZATIONS: tuple[str, ...] = ("default", "grand")
+
+
+def initialize(network: nn.Module, init: str) -> nn.Module:
+    """``network`` with ``init`` (:data:`INITIALIZATIONS`) applied: for ``grand``, :func:`grand_init_` on every
+    ``torch.nn.Linear`` and PyG ``Linear`` in module order (for GRAND's network: the layer's map, then the
+    head's, as ``MLP`` draws ``layer1`` then ``layer2``); other parameters keep their initialization."""
+    if init not in INITIALIZATIONS:
+        raise ValueError(f"model.init={init!r} is not an initialization; valid: {', '.join(INITIALIZATIONS)}")
+    if init == "grand":
+        for module in network.modules():
+            if isinstance(module, (nn.Linear, PyGLinear)):
+                grand_init_(module)
+    return network
