@@ -66,3 +66,23 @@ def test_graphgym_mlp_order_normalizes_hidden_rows() -> None:
     assert torch.allclose(head(torch.tensor([[3.0, 4.0]])), torch.tensor([[0.6]]))
     with pytest.raises(ValueError, match="one of them"):
         MLPHead(2, 1, 2, dropout_first=True, l2_normalize=True)
+
+
+def test_dot_product_head_scores_pairs_by_the_dot_product_of_mapped_embeddings() -> None:
+    """toenshoff/LRGB's inductive_edge head (edge_decoding: dot, layers_post_mp: 1): <W h_u + b, W h_v + b>."""
+    from graphbench.modules.heads import DotProductHead, score_pairs
+
+    head = DotProductHead(in_dim=2, out_dim=1, num_layers=1)
+    assert [type(m) for m in head.node_map.mlp] == [nn.Linear]
+    assert sum(p.numel() for p in head.parameters()) == 2 * 2 + 2
+    with torch.no_grad():
+        head.node_map.mlp[0].weight.copy_(torch.tensor([[1.0, 0.0], [0.0, 2.0]]))
+        head.node_map.mlp[0].bias.copy_(torch.tensor([1.0, 0.0]))
+    h_u, h_v = torch.tensor([[1.0, 1.0]]), torch.tensor([[0.0, 3.0]])
+    # g(h_u) = (2, 2), g(h_v) = (1, 6): 2 + 12
+    assert score_pairs(head, h_u, h_v).tolist() == [[14.0]]
+    linear = nn.Linear(2, 1, bias=False)
+    nn.init.ones_(linear.weight)
+    assert score_pairs(linear, h_u, h_v).tolist() == [[3.0]]
+    with pytest.raises(ValueError, match="out_dim must be 1"):
+        DotProductHead(2, 3, 1)

@@ -7,8 +7,14 @@ import math
 
 import pytest
 import torch
+from torch.nn import functional as F
 
-from graphbench.modules.losses import BalancedBCEWithLogitsLoss, MaskedBCEWithLogitsLoss, pos_neg_bce
+from graphbench.modules.losses import (
+    BalancedBCEWithLogitsLoss,
+    BatchWeightedCrossEntropyLoss,
+    MaskedBCEWithLogitsLoss,
+    pos_neg_bce,
+)
 
 
 def test_bce_ignores_unlabelled_targets() -> None:
@@ -53,3 +59,12 @@ def test_balanced_bce_weights_each_class_by_the_others_frequency() -> None:
     assert BalancedBCEWithLogitsLoss()(logits, target).item() == pytest.approx((l_pos + l_neg) / 2)
     # one class only: the plain mean
     assert BalancedBCEWithLogitsLoss()(logits, torch.ones(4)).item() == pytest.approx((l_pos + 3 * math.log(2.0)) / 4)
+
+
+def test_batch_weighted_cross_entropy_is_graphgps_weighted_cross_entropy() -> None:
+    """GraphGPS's weighted_cross_entropy: w_c = (V - n_c) / V for the classes present, 0 for the others."""
+    torch.manual_seed(0)
+    logits, target = torch.randn(6, 4), torch.tensor([0, 0, 0, 1, 3, 3])
+    weight = torch.tensor([3 / 6, 5 / 6, 0.0, 4 / 6])
+    expected = F.nll_loss(F.log_softmax(logits, dim=-1), target, weight=weight)
+    torch.testing.assert_close(BatchWeightedCrossEntropyLoss()(logits, target), expected)

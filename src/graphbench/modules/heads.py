@@ -70,3 +70,38 @@ class MLPHead(nn.Module):
 
     def forward(self, x: Tensor) -> Tensor:
         return self.mlp(x)
+
+
+class DotProductHead(nn.Module):
+    r"""Scores a node pair by the dot product of its transformed embeddings,
+    :math:`s_{uv} = \langle g(h_u), g(h_v) \rangle` with :math:`g` an :class:`MLPHead` of ``num_layers``
+    layers from ``in_dim`` to ``in_dim`` (GraphGym's MLP order: ``l2_normalize=True``, ReLU): the
+    ``inductive_edge`` head of toenshoff/LRGB with ``edge_decoding: dot``
+    (``graphgps/head/inductive_edge.py``), whose ``layers_post_mp: 1`` makes :math:`g` one Linear map.
+    A link head: :func:`score_pairs` calls :meth:`score_pairs`; ``out_dim`` must be 1.
+    """
+
+    def __init__(self, in_dim: int, out_dim: int, num_layers: int, activation: str = "relu", l2_normalize: bool = True) -> None:
+        super().__init__()
+        if out_dim != 1:
+            raise ValueError(f"head=dot scores binary links: out_dim must be 1, got {out_dim}")
+        self.node_map = MLPHead(in_dim, in_dim, num_layers, activation=activation, l2_normalize=l2_normalize)
+
+    def reset_parameters(self) -> None:
+        self.node_map.reset_parameters()
+
+    def score_pairs(self, h_u: Tensor, h_v: Tensor) -> Tensor:
+        """:math:`\\langle g(h_u), g(h_v) \\rangle` over the last dimension (broadcast), shape ``[..., 1]``."""
+        return (self.node_map(h_u) * self.node_map(h_v)).sum(dim=-1, keepdim=True)
+
+    def forward(self, x: Tensor) -> Tensor:
+        raise TypeError("DotProductHead scores node pairs (a link head): call score_pairs(head, h_u, h_v)")
+
+
+def score_pairs(head: nn.Module, h_u: Tensor, h_v: Tensor) -> Tensor:
+    r"""A link head's scores of the pairs :math:`(u, v)` (broadcast over leading dimensions): the
+    :class:`DotProductHead`'s :meth:`~DotProductHead.score_pairs`, otherwise
+    :math:`\mathrm{head}(h_u \odot h_v)`."""
+    if isinstance(head, DotProductHead):
+        return head.score_pairs(h_u, h_v)
+    return head(h_u * h_v)

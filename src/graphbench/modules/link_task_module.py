@@ -13,6 +13,7 @@ from torch_geometric.data import Batch
 
 from graphbench.data.info import DatasetInfo
 from graphbench.metrics.mrr import link_ranks
+from graphbench.modules.heads import score_pairs
 from graphbench.modules.losses import pos_neg_bce
 from graphbench.modules.schedulers import SchedulerSpec
 from graphbench.modules.task_module import GraphTaskModule
@@ -24,7 +25,9 @@ PROTOCOLS: tuple[str, ...] = ("classification", "hits", "ranking")
 
 class LinkTaskModule(GraphTaskModule):
     r"""Link prediction and edge classification. The network returns node embeddings :math:`h`; a pair
-    :math:`(u, v)` is scored by the network's head, :math:`s_{uv} = \mathrm{head}(h_u \odot h_v)`.
+    :math:`(u, v)` is scored by the network's head, :math:`s_{uv} = \mathrm{head}(h_u \odot h_v)`, or
+    :math:`\langle g(h_u), g(h_v) \rangle` with ``head=dot``
+    (:func:`~graphbench.modules.heads.score_pairs`).
     Batches carry the labelled pairs as ``edge_label_index`` (+ ``edge_label``, ``edge_label_id``). The
     dataset's config chooses the ``protocol`` (``dataset.module.protocol``):
 
@@ -74,7 +77,7 @@ class LinkTaskModule(GraphTaskModule):
         """Scores (logits) of the pairs ``[2, M]``, computed in chunks."""
         head = self.network.head
         parts = [
-            head(h[pairs[0, i : i + self.score_chunk]] * h[pairs[1, i : i + self.score_chunk]]).view(-1)
+            score_pairs(head, h[pairs[0, i : i + self.score_chunk]], h[pairs[1, i : i + self.score_chunk]]).view(-1)
             for i in range(0, pairs.size(1), self.score_chunk)
         ]
         return torch.cat(parts) if parts else h.new_zeros(0)
@@ -118,7 +121,7 @@ class LinkTaskModule(GraphTaskModule):
         scores = (
             torch.cat(
                 [
-                    self.network.head(h[head[i : i + step]].unsqueeze(1) * h[nodes[i : i + step]]).squeeze(-1)
+                    score_pairs(self.network.head, h[head[i : i + step]].unsqueeze(1), h[nodes[i : i + step]]).squeeze(-1)
                     for i in range(0, head.numel(), step)
                 ]
             )

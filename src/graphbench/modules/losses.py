@@ -45,6 +45,20 @@ class BalancedBCEWithLogitsLoss(nn.Module):
         return (weight * losses).sum() / weight.sum()
 
 
+class BatchWeightedCrossEntropyLoss(nn.Module):
+    r"""Cross-entropy with each class :math:`c` weighted by the share of the batch's other nodes,
+    :math:`w_c = (V - n_c) / V` for a class present in the batch (:math:`n_c > 0` of :math:`V` targets) and
+    0 otherwise, averaged as :func:`~torch.nn.functional.cross_entropy` does with class weights
+    (:math:`\sum_i w_{y_i} \ell_i / \sum_i w_{y_i}`): ``weighted_cross_entropy`` of GraphGPS and
+    toenshoff/LRGB (``graphgps/loss/weighted_cross_entropy.py``), the loss of their PascalVOC-SP and
+    COCO-SP configs."""
+
+    def forward(self, logits: Tensor, target: Tensor) -> Tensor:
+        counts = torch.bincount(target, minlength=logits.size(-1)).to(logits.dtype)
+        weight = (target.numel() - counts) / target.numel() * (counts > 0).to(logits.dtype)
+        return F.cross_entropy(logits, target, weight=weight)
+
+
 def pos_neg_bce(pos: Tensor, neg: Tensor) -> Tensor:
     r""":math:`-\mathrm{mean}\log\sigma(s^+) - \mathrm{mean}\log(1-\sigma(s^-))`: the loss of OGB's
     link-prediction examples over positive scores :math:`s^+` and sampled negative scores :math:`s^-`."""
