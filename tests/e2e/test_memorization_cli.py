@@ -13,6 +13,7 @@ from torch_geometric.utils import degree, to_undirected
 from graphbench.analysis.__main__ import main as analysis_main
 from graphbench.data.io.raw_root import RawRoot
 from graphbench.data.sources.node.geom_gcn import read_geom_gcn
+from graphbench.report.collect import collect
 from graphbench.transforms.rewiring import RewireFeatureSimilarity
 from tests.data.sources.node.test_geom_gcn import write_geom_gcn
 from tests.e2e.test_cli import run_cli
@@ -71,5 +72,10 @@ def test_memorization_run_writes_csv_summary_and_histogram_on_the_rewired_graph(
     assert [int(r["degree"]) for r in rows] == [int(rewired_degree[int(r["node"])]) for r in rows]
     assert rewired_degree.sum() == raw_degree.sum() + 80
     assert (run_dir / "memorization_hist.png").stat().st_size > 0
+    collection = collect([run_dir])
+    assert not collection.failed
+    ((block, (group,)),) = [(b, b.groups) for b in collection.blocks]
+    assert (block.test_key, block.higher_is_better) == ("memorization/rate", False)
+    assert group.runs[0].value(block.test_key) == metrics["memorization/rate"]
     assert analysis_main(["memorization", str(tmp_path)]) == 0
     assert "| texas |  | gcn | best | rewire_feature_similarity(budget=40, mode=add) | 0 |" in capsys.readouterr().out

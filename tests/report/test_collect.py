@@ -269,3 +269,48 @@ def test_a_dataset_declares_further_fold_keys(tmp_path: Path) -> None:
     assert [failed.status for failed in collection.failed] == [
         "completed, but dataset.fold_key=3: expected a key name below dataset or a list of them"
     ]
+
+
+#: what each task writes to results.json (metric, monitor, higher_is_better, score, metrics), as in graphbench.tasks
+TASK_RECORDS: dict[str, tuple[str, str, bool, str | None, dict[str, float]]] = {
+    "train": ("accuracy", "val/accuracy", True, None, {"test/accuracy": 0.8, "val/accuracy": 0.7}),
+    "eval": ("accuracy", "val/accuracy", True, None, {"test/accuracy": 0.8, "val/accuracy": 0.7, "test/loss": 0.5}),
+    "igb": ("accuracy", "val/accuracy", True, None, {"test/accuracy": 0.8, "val/accuracy": 0.7, "selection/test_accuracy": 0.79}),
+    "iid_eval": ("accuracy", "val/accuracy", True, None, {"test/accuracy": 0.8, "test/accuracy_std": 0.01, "val/accuracy": 0.7}),
+    "validutil": (
+        "accuracy",
+        "val/accuracy",
+        True,
+        None,
+        {"test/accuracy": 0.8, "val/accuracy": 0.9, "validutil/inflation": 0.04},
+    ),
+    "memorization": (
+        "memorization_rate",
+        "memorization/rate",
+        False,
+        "memorization/rate",
+        {"memorization/rate": 0.1, "test/accuracy_f": 0.6},
+    ),
+    "mia": ("auc", "mia_auc", True, "mia_auc", {"mia_auc": 0.55, "test/accuracy": 0.6}),
+}
+
+
+@pytest.mark.parametrize("task", sorted(TASK_RECORDS))
+def test_every_tasks_record_enters_a_table(tmp_path: Path, task: str) -> None:
+    metric, monitor, higher, score, metrics = TASK_RECORDS[task]
+    cfg = {**config(tmp_path, dataset="cora"), "task": {"name": task}}
+    record = {"status": "completed", "config": cfg, "metric": metric, "monitor": monitor, "higher_is_better": higher}
+    write(tmp_path / "run", {**record, "score": score, "metrics": metrics})
+    collection = collect([tmp_path])
+    assert collection.failed == []
+    (block,) = collection.blocks
+    expected = score or f"test/{metric}"
+    assert (block.test_key, block.val_key) == (expected, f"val/{metric}" if score is None else None)
+    assert block.groups[0].runs[0].value(block.test_key) == metrics[expected]
+
+
+def test_a_score_key_that_is_missing_is_a_failed_run(tmp_path: Path) -> None:
+    record = {"status": "completed", "config": config(tmp_path), "metric": "auc", "higher_is_better": True}
+    write(tmp_path / "run", {**record, "score": "mia_auc", "metrics": {"test/auc": 0.5}})
+    (failed,) = collect([tmp_path]).failed
+    assert failed.status == "completed, but 'mia_auc' is missing or not a finite number"

@@ -72,9 +72,9 @@ def test_pairs_beyond_the_critical_difference_and_cliques() -> None:
     assert cliques([1.0, 1.2, 1.4], 1.5) == [(0, 2)]
 
 
-def test_task_names_add_the_metric_when_a_dataset_has_two_blocks(tmp_path: Path) -> None:
+def test_task_names_add_the_tabulated_key_when_a_dataset_has_two_blocks(tmp_path: Path) -> None:
     write_run(tmp_path / "0", dataset="d", model="gcn", seed=0, test=0.5, metric="ap")
     write_run(tmp_path / "1", dataset="d", model="gcn", seed=0, test=0.5, metric="auroc")
     write_run(tmp_path / "2", dataset="e", model="gcn", seed=0, test=0.5)
     summaries = [summarize_block(block) for block in collect([tmp_path]).blocks]
-    assert task_names(summaries) == ["d (ap)", "d (auroc)", "e"]
+    assert task_names(summaries) == ["d (test/ap)", "d (test/auroc)", "e"]

@@ -14,6 +14,7 @@ from hydra import compose, initialize_config_dir
 from hydra.core.global_hydra import GlobalHydra
 from omegaconf import DictConfig, open_dict
 
+from graphbench.report.collect import collect
 from graphbench.run.errors import ConfigError
 from graphbench.run.record import RunRecord
 from graphbench.tasks.evaluate import evaluate
@@ -79,6 +80,8 @@ def test_eval_scores_only_the_splits_asked_for(trained, tmp_path: Path) -> None:
     scored = evaluate(cfg, splits=["val"])
     assert sorted(scored.metrics) == ["val/accuracy", "val/loss"]
     assert sorted(p.name for p in (tmp_path / "eval").glob("predictions*.npz")) == ["predictions_val.npz"]
+    collection = collect([tmp_path / "eval"])
+    assert not collection.failed and [b.test_key for b in collection.blocks] == ["val/accuracy"]
 
 
 def test_eval_refuses_a_contradicting_command_line_and_bad_inputs_before_writing(trained, tmp_path: Path) -> None:

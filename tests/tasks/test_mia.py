@@ -8,6 +8,7 @@ from pathlib import Path
 
 from omegaconf import DictConfig
 
+from graphbench.report.collect import collect
 from graphbench.tasks.mia import mia
 from tests.data.sources.node.planetoid_fixture import write_planetoid
 from tests.e2e.test_cli import run_cli
@@ -42,6 +43,9 @@ def test_cli_runs_lira_and_writes_results_and_the_node_table(tmp_path: Path) -> 
     assert len(rows) == round(0.6 * 532)  # the pool: the training nodes of the 60/20/20 split
     assert {(row["num_in"], row["num_out"]) for row in rows} == {("3", "3")}
     assert len(list((run_dir / "shadows").iterdir())) == 6
+    collection = collect([run_dir])
+    assert not collection.failed and [b.test_key for b in collection.blocks] == ["mia_auc"]
+    assert collection.blocks[0].groups[0].runs[0].value("mia_auc") == metrics["mia_auc"]
 
 
 def test_bad_shadow_count_fails_the_run_with_one_line(tmp_path: Path, compose_cfg) -> None:

@@ -5,10 +5,11 @@ directory holds numbered job subdirectories (``0/``, ``1/``, ...). :func:`collec
 every ``results.json`` below the given directories (recursively), and
 
 1. separates *usable* runs (``status == "completed"``, a config, a metric name,
-   ``higher_is_better`` and a finite ``test/<metric>``) from the rest, which are kept
+   ``higher_is_better`` and a finite score: ``test/<metric>``, or the ``metrics`` key the record
+   names in ``score``, such as ``memorization/rate``) from the rest, which are kept
    as :class:`FailedRun` entries with a reason — no run is ever dropped silently;
 2. partitions usable runs into :class:`Block`\ s by ``(dataset.name, metric,
-   higher_is_better)``: statistics and rankings only compare runs on the same task;
+   higher_is_better, score key)``: statistics and rankings only compare runs on the same task;
 3. groups the runs of a block by their resolved config minus the seed and everything
    derived from it — the keys the run lists in ``replicate_keys`` (written by ``train``:
    the keys whose resolved value changes when only ``seed`` changes, such as ``run_name``),
@@ -138,15 +139,23 @@ class Run:
         name = dataset.get("name") if isinstance(dataset, dict) else None
         return str(name) if name is not None else "unknown"
 
+    @property
+    def score_key(self) -> str | None:
+        """The ``metrics`` key the report tabulates: the record's ``score``, else ``test/<metric>``."""
+        score = self.record.score if self.record is not None else None
+        if isinstance(score, str) and score:
+            return score
+        return f"test/{self.metric}" if self.metric is not None else None
+
     def value(self, key: str) -> float:
-        """A top-level number (``"num_params"``) or a ``metrics`` entry (``"test/ap"``); NaN if absent."""
+        """A ``metrics`` entry (``"test/ap"``, ``"mia_auc"``) or else a top-level number (``"num_params"``); NaN if absent."""
         if self.record is None:
             return math.nan
-        if "/" in key:
-            metrics = self.record.metrics
-            raw = metrics.get(key) if isinstance(metrics, dict) else None
+        metrics = self.record.metrics if isinstance(self.record.metrics, dict) else {}
+        if key in metrics:
+            raw = metrics[key]
         else:
-            raw = getattr(self.record, key, None)
+            raw = getattr(self.record, key, None) if "/" not in key else None
         if isinstance(raw, (int, float)) and not isinstance(raw, bool):
             return float(raw)
         return math.nan
@@ -173,13 +182,25 @@ class Group:
 
 @dataclass
 class Block:
-    """Groups on one task, i.e. one ``(dataset, metric, higher_is_better)``; one table."""
+    """Groups on one task, i.e. one ``(dataset, metric, higher_is_better, score key)``; one table.
+    ``score_key`` is the tabulated ``metrics`` key (``""``: ``test/<metric>``)."""
 
     dataset: str
     metric: str
     higher_is_better: bool
     groups: list[Group]
     fixed: str = ""
+    score_key: str = ""
+
+    @property
+    def test_key(self) -> str:
+        """The ``metrics`` key compared across groups: ``test/<metric>`` or the runs' own score key."""
+        return self.score_key or f"test/{self.metric}"
+
+    @property
+    def val_key(self) -> str | None:
+        """``val/<metric>`` beside a ``test/<metric>`` score; ``None`` for a task's own score."""
+        return f"val/{self.metric}" if self.test_key == f"test/{self.metric}" else None
 
 
 @dataclass
@@ -246,8 +267,8 @@ def unusable_reason(run: Run) -> str | None:
         return "completed, but results.json has neither 'metric' nor 'monitor'"
     if run.higher_is_better is None:
         return "completed, but results.json has no boolean 'higher_is_better'"
-    if not math.isfinite(run.value(f"test/{run.metric}")):
-        return f"completed, but 'test/{run.metric}' is missing or not a finite number"
+    if not math.isfinite(run.value(str(run.score_key))):
+        return f"completed, but '{run.score_key}' is missing or not a finite number"
     return None
 
 
@@ -359,14 +380,15 @@ def collect(dirs: Sequence[Path], by_fold: bool = False) -> Collection:
     ``by_fold=True`` keeps one group per fold."""
     runs = [load_run(file) for file in find_result_files(dirs)]
     failed_runs: list[tuple[Run, str]] = []
-    blocks: dict[tuple[str, str, bool], dict[str, Group]] = {}
+    blocks: dict[tuple[str, str, bool, str], dict[str, Group]] = {}
     for run in runs:
         reason = unusable_reason(run)
         if reason is not None:
             failed_runs.append((run, reason))
             continue
-        assert run.config is not None and run.metric is not None
-        block_key = (run.dataset, run.metric, bool(run.higher_is_better))
+        assert run.config is not None and run.metric is not None and run.score_key is not None
+        score_key = "" if run.score_key == f"test/{run.metric}" else run.score_key
+        block_key = (run.dataset, run.metric, bool(run.higher_is_better), score_key)
         items = grouping_items(run.config, run.replicate_keys, by_fold)
         group_key = json.dumps(items, sort_keys=True)
         groups = blocks.setdefault(block_key, {})
@@ -374,13 +396,13 @@ def collect(dirs: Sequence[Path], by_fold: bool = False) -> Collection:
 
     result: list[Block] = []
     label_of: dict[str, str] = {}
-    for (dataset, metric, higher), groups in blocks.items():
+    for (dataset, metric, higher, score_key), groups in blocks.items():
         group_list = list(groups.values())
         labels, fixed = make_labels([group.items for group in group_list])
         for group, label in zip(group_list, labels):
             group.label = label
             label_of[group.key] = label if len(blocks) == 1 else f"{label} [dataset={dataset}]"
-        result.append(Block(dataset, metric, higher, group_list, fixed))
+        result.append(Block(dataset, metric, higher, group_list, fixed, score_key))
 
     failed = [FailedRun(run.path, reason, _failed_label(run, label_of, by_fold)) for run, reason in failed_runs]
     return Collection(blocks=result, failed=failed)

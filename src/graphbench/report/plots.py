@@ -128,7 +128,7 @@ def aggregate(series: Sequence[Mapping[int, float]]) -> Curve:
 
 def learning_curves(block: Block) -> dict[str, CurveStats]:
     """``{group label: CurveStats}`` of every group of ``block``, from ``<run dir>/csv/metrics.csv``."""
-    val_key = f"val/{block.metric}"
+    val_key = block.val_key or f"val/{block.metric}"
     curves: dict[str, CurveStats] = {}
     for group in block.groups:
         logs: list[dict[str, dict[int, float]]] = []
@@ -213,7 +213,7 @@ def strip_figure(summary: BlockSummary) -> Figure:
     """``test/<metric>`` of every run per group (rows best first, top down), mean as a bar, paper value as a cross."""
     block = summary.block
     runs_of = {group.label: group.runs for group in block.groups}
-    key = f"test/{block.metric}"
+    key = block.test_key
     figure = Figure(figsize=(8, 1.6 + 0.5 * len(summary.rows)), layout="constrained")
     axes = figure.subplots()
     positions = list(range(len(summary.rows)))[::-1]

@@ -83,12 +83,12 @@ def nemenyi_critical_difference(k: int, n: int, alpha: float = DEFAULT_ALPHA) ->
 
 
 def task_names(summaries: Sequence[BlockSummary]) -> list[str]:
-    """One name per block: the dataset, with the metric when a dataset has several blocks."""
+    """One name per block: the dataset, with the tabulated key when a dataset has several blocks."""
     datasets = [summary.block.dataset for summary in summaries]
     return [
         summary.block.dataset
         if datasets.count(summary.block.dataset) == 1
-        else f"{summary.block.dataset} ({summary.block.metric})"
+        else f"{summary.block.dataset} ({summary.block.test_key})"
         for summary in summaries
     ]
 

@@ -243,7 +243,7 @@ def summarize_block(block: Block, alpha: float = DEFAULT_ALPHA, reference_seed: 
 
     ``reference_seed`` is the reference ranking of IGB's inversion number (default: the smallest
     seed every group has)."""
-    test_key, val_key = f"test/{block.metric}", f"val/{block.metric}"
+    test_key, val_key = block.test_key, block.val_key
     tests = [[run.value(test_key) for run in group.runs] for group in block.groups]
     means = [mean(values) for values in tests]
     sign = -1.0 if block.higher_is_better else 1.0
@@ -272,8 +272,8 @@ def summarize_block(block: Block, alpha: float = DEFAULT_ALPHA, reference_seed: 
                 seeds=tuple(seeds),
                 test_mean=means[i],
                 test_std=test_std,
-                val_mean=mean([run.value(val_key) for run in group.runs]),
-                val_std=sample_std([run.value(val_key) for run in group.runs]),
+                val_mean=mean([run.value(val_key) for run in group.runs]) if val_key else math.nan,
+                val_std=sample_std([run.value(val_key) for run in group.runs]) if val_key else math.nan,
                 num_params=mean(params),
                 num_params_equal=len(finite_params) <= 1,
                 time_per_epoch_s=mean([run.value("time_per_epoch_s") for run in group.runs]),

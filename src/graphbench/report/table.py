@@ -70,7 +70,7 @@ def block_title(summary: BlockSummary) -> str:
     """``dataset=peptides-func, test/ap (higher is better)``."""
     block = summary.block
     direction = "higher" if block.higher_is_better else "lower"
-    return f"dataset={block.dataset}, test/{block.metric} ({direction} is better)"
+    return f"dataset={block.dataset}, {block.test_key} ({direction} is better)"
 
 
 def format_rank_stability(rank: RankStability) -> str:
@@ -91,7 +91,7 @@ def format_rank_stability(rank: RankStability) -> str:
 
 def format_markdown_table(summary: BlockSummary) -> str:
     """The markdown table of one block, preceded by its heading and the legend."""
-    metric = summary.block.metric
+    test_key, val_key = summary.block.test_key, summary.block.val_key or "val"
     lines = [f"## {block_title(summary)}", ""]
     if summary.block.fixed:
         lines += [f"Fixed: {summary.block.fixed}", ""]
@@ -100,7 +100,7 @@ def format_markdown_table(summary: BlockSummary) -> str:
     tests = sum(1 for row in summary.rows if math.isfinite(row.p_value))
     legend = (
         f"Values: mean ± sample std (ddof=1) over runs (folds × seeds). p: two-sided Welch's t-test (unequal "
-        f"variances) on test/{metric} vs the best group, Holm-corrected over the {tests} test{'s' if tests != 1 else ''} "
+        f"variances) on {test_key} vs the best group, Holm-corrected over the {tests} test{'s' if tests != 1 else ''} "
         f"of this table; * = Holm p < {summary.alpha:g}, ns = not significant."
     )
     if with_paper:
@@ -108,7 +108,7 @@ def format_markdown_table(summary: BlockSummary) -> str:
     lines += [
         legend,
         "",
-        f"| config | test/{metric} (mean ± std) | val/{metric} (mean ± std) | n (folds × seeds) | params "
+        f"| config | {test_key} (mean ± std) | {val_key} (mean ± std) | n (folds × seeds) | params "
         "| time/epoch (s) | best epoch | p vs best (Holm) | sig. |" + (" paper | Δ vs paper (std) |" if with_paper else ""),
         "|---|---|---|---|---|---|---|---|---|" + ("---|---|" if with_paper else ""),
     ]

@@ -88,7 +88,9 @@ class RunRecord:
     finite is ``None``. ``tested_epoch`` is the epoch those metrics come from: ``best_epoch``, or the
     last epoch under ``task.checkpoint=last`` (``best_epoch`` is then still the best validation epoch).
     ``replicate_keys`` are the dotted config keys whose value follows from the seed (the seed itself,
-    run names interpolating it): the report ignores them when it groups runs.
+    run names interpolating it): the report ignores them when it groups runs. ``score`` is the
+    ``metrics`` key the report tabulates for the run: ``None`` means ``test/<metric>`` (training and
+    evaluation); an analysis task names its own (``memorization/rate``, ``mia_auc``).
 
     Every ending fills what is known by then: a run that stopped early (interrupted, preempted,
     diverged, failed) still has ``epochs_trained``, ``best_epoch`` and the train/val metrics of the
@@ -109,6 +111,7 @@ class RunRecord:
     monitor: str | None = None
     metric: str | None = None
     higher_is_better: bool | None = None
+    score: str | None = None
     best_epoch: int | None = None
     tested_epoch: int | None = None
     epochs_trained: int | None = None

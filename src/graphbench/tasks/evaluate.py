@@ -133,6 +133,7 @@ def _score(
     log.info("weights from %s", path)
     record.num_params, record.hidden_dim = sized.num_params, sized.hidden_dim
     record.monitor, record.metric, record.higher_is_better = info.monitor, info.metric, info.higher_is_better
+    record.score = None if "test" in splits else f"{splits[0]}/{info.metric}"
     if cfg.model.compile:
         network = speedups.compile_network(network)
     module = build_task_module(cfg, network, info)

@@ -172,6 +172,7 @@ def _memorization(
         metrics[f"val/accuracy_{name}"] = float(torch.tensor([accuracy(p, labels, sets.val) for p in stacked]).mean())
     record.metrics = metrics
     record.monitor, record.metric, record.higher_is_better = "memorization/rate", "memorization_rate", False
+    record.score = "memorization/rate"
     log.info(
         "memorization rate (tau=%g): candidates %.1f%%, control %.1f%%; test accuracy f %.4f, g %.4f",
         tau,

@@ -75,6 +75,7 @@ def _attack(
     sized = sized_network(cfg, datamodule.info)
     record.hidden_dim, record.num_params = sized.hidden_dim, sized.num_params
     record.monitor, record.metric, record.higher_is_better = "mia_auc", "auc", True
+    record.score = "mia_auc"
     log.info("LiRA: %d shadow models, candidate pool of %d training nodes", num_shadows, pool.numel())
 
     probs, accuracy = [], {split: [] for split in SPLITS}
