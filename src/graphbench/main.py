@@ -27,6 +27,7 @@ from hydra.types import RunMode
 from omegaconf import DictConfig, open_dict
 
 from graphbench.config.instantiate import METADATA_KEYS, build
+from graphbench.run import config_errors
 from graphbench.run.cli import format_summary, quiet_library_logging
 from graphbench.run.distributed import is_rank_zero
 from graphbench.run.errors import GraphbenchError
@@ -37,6 +38,8 @@ from graphbench.run.run_dir import default_resume
 
 #: the package whose files are the configs (conf/ at the repository root, mapped in pyproject.toml)
 CONFIG_MODULE: str = "graphbench.conf"
+
+config_errors.install()  # a mistyped group, option or key: one line with the closest names
 
 
 def run_task(cfg: DictConfig, overrides: Sequence[str] = ()) -> RunRecord:

@@ -245,3 +245,4 @@ def test_a_warm_cache_does_not_hide_an_empty_data_dir(tmp_path: Path) -> None:
     # the console (and the run's log) also lists the missing files one a line, under the same header
     listed = [line for line in proc.stdout.splitlines() if line.startswith(f"  - {tmp_path / 'empty' / 'WebKB' / 'texas'}")]
     assert len(listed) == 12, proc.stdout[-3000:]
+    assert (proc.stdout + proc.stderr).count(str(tmp_path / "empty" / "WebKB" / "texas")) == 12  # the list once

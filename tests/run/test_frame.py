@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 from omegaconf import DictConfig, OmegaConf
 
-from graphbench.run.errors import ConfigError
+from graphbench.run.errors import ConfigError, DataError
 from graphbench.run.frame import RunBody, RunFrame, recorded_run
 from graphbench.run.record import RunRecord
 
@@ -87,3 +87,20 @@ def test_every_run_records_its_provenance_with_overrides_and_utc_times(tmp_path:
     assert started.utcoffset() == ended.utcoffset() == timedelta(0) and started <= ended
     assert provenance["code"]["version"] is not None and provenance["packages"]["torch"] is not None
     assert recorded_run(config(tmp_path / "other"), training(1)).provenance.overrides == []  # composed in-process: none
+
+
+def test_a_multi_line_error_is_logged_once_in_full_and_recorded_by_its_first_line(
+    tmp_path: Path, caplog: pytest.LogCaptureFixture
+) -> None:
+    message = "Raw files of Toy not found under data root /d (its one file is not there):\n  - /d/toy.txt\nPut it there."
+
+    def body(cfg: DictConfig, record: RunRecord, frame: RunFrame) -> None:
+        raise DataError(message)
+
+    with caplog.at_level("ERROR", logger="graphbench.run.frame"):
+        record = recorded_run(config(tmp_path / "run"), body)
+    assert (
+        record.status
+        == "failed: Raw files of Toy not found under data root /d (its one file is not there): listed in full in the run's log"
+    )
+    assert [r.getMessage() for r in caplog.records] == [message]

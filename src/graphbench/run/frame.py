@@ -161,8 +161,10 @@ def status_of(exc: BaseException, signals: SignalState, output_dir: Path | None)
         # Lightning turns Ctrl-C inside its loops into SystemExit(1) after a graceful shutdown
         return INTERRUPTED if signals.received == 2 else PREEMPTED
     if isinstance(exc, GraphbenchError):
-        if "\n" in str(exc):  # a list (e.g. of missing raw files): one item a line on the console and in the log
+        lines = str(exc).splitlines()
+        if len(lines) > 1:  # a list (e.g. of missing raw files): in full once, one item a line, on the console and in the log
             log.error("%s", exc)
+            return failed(f"{lines[0].rstrip(':')}: listed in full in the run's log")
         return failed(str(exc))
     if output_dir is None:
         return failed(f"{type(exc).__name__}: {exc}")
