@@ -14,7 +14,7 @@ import pytest
 import torch
 
 import graphbench.run.provenance as provenance
-from graphbench.run.provenance import CodeVersion, Provenance, code_version, cpu_model, installed_version
+from graphbench.run.provenance import CodeVersion, Provenance, code_version, cpu_model, installed_version, untracked_sources
 
 EMPTY_DIFF_SHA256: str = hashlib.sha256(b"").hexdigest()
 
@@ -138,3 +138,26 @@ def test_the_block_round_trips_and_tolerates_other_versions() -> None:
     assert Provenance.from_dict(block.to_dict()) == block
     assert Provenance.from_dict({"code": {"commit": "b", "future": 1}, "future": 2}) == Provenance(code=CodeVersion(commit="b"))
     assert Provenance.from_dict(None) is None and Provenance.from_dict("text") is None
+
+
+def test_untracked_counts_source_files_outside_run_directories(repo: Path) -> None:
+    package = repo / "src" / "pkg"
+    run = repo / "runs" / "mem"
+    (run / ".hydra").mkdir(parents=True)
+    (run / ".hydra" / "config.yaml").write_text("seed: 0\n")
+    (run / "results.json").write_text("{}")
+    (run / "run.log").write_text("")
+    (repo / "multirun" / "sweep" / "0" / ".hydra").mkdir(parents=True)
+    (repo / "multirun" / "sweep" / "0" / ".hydra" / "overrides.yaml").write_text("[]\n")
+    (repo / "multirun" / "sweep" / "multirun.yaml").write_text("{}\n")
+    (repo / "multirun" / "sweep" / "0" / "results.json").write_text("{}")
+    assert code_version(package).untracked == 0  # run outputs are no code, whatever their names
+    (repo / "notes.txt").write_text("")
+    (package / "new.py").write_text("")
+    (repo / "runs" / "custom.yaml").write_text("a: 1\n")  # beside the runs, not inside one
+    assert code_version(package).untracked == 2
+
+
+def test_untracked_sources_of_a_path_list() -> None:
+    paths = ["a.py", "runs/x/.hydra/config.yaml", "runs/x/sub/y.py", "runs/x/results.json", "conf/new.yaml", "data/x.csv"]
+    assert untracked_sources(paths) == 2

@@ -8,8 +8,9 @@ raises: what cannot be found is ``None`` (for the code, with the reason).
 - **code** (:func:`code_version`): graphbench's version; when the package is imported from a git
   checkout (found from the package's own location, not the working directory) the commit, whether
   the tracked files differ from it (``dirty``) and the SHA-256 of ``git diff HEAD --binary`` (so two
-  runs of one dirty commit with different edits differ), and how many untracked, not ignored files
-  the checkout holds (they are in no diff). Installed from a wheel (or without git): the version only.
+  runs of one dirty commit with different edits differ), and how many untracked, not ignored source
+  files (:data:`SOURCE_SUFFIXES`) the checkout holds outside run directories (they are in no diff;
+  :func:`untracked_sources`). Installed from a wheel (or without git): the version only.
 - **packages** (:func:`package_versions`): Python, torch, CUDA and cuDNN as torch sees them, PyG,
   Lightning, Hydra, torchmetrics and OGB.
 - **machine** (:func:`machine_info`): the CPU model, the logical cores, the GPUs (``torch.cuda``).
@@ -31,7 +32,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from datetime import datetime, timezone
 from importlib import metadata
-from pathlib import Path
+from pathlib import Path, PurePosixPath
 from typing import Any
 
 #: the distributions whose versions a run records, under these keys
@@ -47,13 +48,32 @@ PACKAGES: dict[str, str] = {
 GIT_TIMEOUT_S: float = 10.0
 #: the package whose code a run records
 PACKAGE_DIR: Path = Path(__file__).resolve().parent
+#: the files that can change what a run computes: code and configs
+SOURCE_SUFFIXES: frozenset[str] = frozenset({".py", ".pyx", ".c", ".cpp", ".h", ".cu", ".yaml", ".yml", ".toml", ".cfg", ".ini"})
+#: what marks a directory as a run's output: its record, or a sweep's config (a run's config snapshot is ``.hydra/``)
+RUN_MARKERS: frozenset[str] = frozenset({"results.json", "multirun.yaml"})
+
+
+def untracked_sources(paths: Sequence[str]) -> int:
+    """How many of the untracked ``paths`` (``/``-separated, relative to the checkout) are source files
+    (:data:`SOURCE_SUFFIXES`) outside run directories: a directory holding ``.hydra/``, ``results.json``
+    or ``multirun.yaml`` is a run's or a sweep's output, and nothing below it (config snapshots, jobs) is code."""
+    files = [PurePosixPath(path) for path in paths]
+    runs: set[PurePosixPath] = set()
+    for file in files:
+        if ".hydra" in file.parts:
+            runs.add(PurePosixPath(*file.parts[: file.parts.index(".hydra")]))
+        elif file.name in RUN_MARKERS:
+            runs.add(file.parent)
+    return sum(1 for file in files if file.suffix in SOURCE_SUFFIXES and runs.isdisjoint(file.parents))
 
 
 @dataclass
 class CodeVersion:
     """graphbench's code: ``version`` (the installed distribution's), and from a git checkout the
     ``commit``, ``dirty`` (tracked files differ from it), ``diff_sha256`` (of ``git diff HEAD
-    --binary``; that of the empty diff when clean) and ``untracked`` (untracked, not ignored files).
+    --binary``; that of the empty diff when clean) and ``untracked`` (untracked, not ignored source
+    files outside run directories: :func:`untracked_sources`).
     Without a checkout these are ``None`` and ``reason`` says why."""
 
     version: str | None = None
@@ -151,7 +171,7 @@ def code_version(package_dir: Path = PACKAGE_DIR, distribution: str = "graphbenc
         return code
     code.commit, code.dirty = commit, bool(diff)
     code.diff_sha256 = hashlib.sha256(diff).hexdigest()
-    code.untracked = len(untracked.splitlines())
+    code.untracked = untracked_sources(untracked.decode().splitlines())
     return code
 
 
