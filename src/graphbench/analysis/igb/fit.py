@@ -165,9 +165,9 @@ def _first_sentence(message: str) -> str:
 
 @functools.cache
 def _note_dense_features(reason: str) -> None:
-    """Logs a fallback to dense features once per process and reason: a grid or a probe refused
-    for the same reason thousands of times says so once."""
-    log.info("fit: the dense feature matrix (the model does not take sparse features: %s)", reason)
+    """Logs a fallback to dense features once per process and reason, at debug level (the fit is the
+    same either way): a grid or a probe refused for the same reason thousands of times says so once."""
+    log.debug("fit: this model does not take a sparse feature matrix, so it trains on the dense one (%s)", reason)
 
 
 def fit(
