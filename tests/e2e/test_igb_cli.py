@@ -42,6 +42,8 @@ def test_iid_eval_writes_mean_std_overlap_and_coverage(tmp_path: Path) -> None:
     accuracies = [float(r["test_accuracy"]) for r in rows]
     assert len(rows) == 3 and all(int(r["edges"]) == 40 for r in rows)
     assert metrics["test/accuracy"] == sum(accuracies) / 3
+    selected = sorted(int(r["selected_epochs"]) for r in rows)  # epoch counts of the fits
+    assert (record["best_epoch"], record["epochs_trained"]) == (selected[1] - 1, 2)  # the median, numbered from 0
     ranks = subprocess.run(
         [sys.executable, "-m", "graphbench.analysis", "igb-ranks", "--public", str(sweep), "--iid", str(sweep)],
         cwd=REPO,

@@ -12,6 +12,7 @@ from omegaconf import DictConfig
 from graphbench.analysis.igb import fit as fit_module
 from graphbench.analysis.igb.fit import FitResult, FullBatchRecipe, fit, grid_points, grid_search, igb_fit
 from graphbench.analysis.subset_training import node_datamodule
+from graphbench.run.cli import format_summary
 from graphbench.run.errors import ConfigError
 from graphbench.tasks.igb import igb
 from tests.data.sources.node.planetoid_fixture import write_planetoid
@@ -57,7 +58,7 @@ def test_a_scheduler_is_refused_with_the_fix(tmp_path: Path) -> None:
 def test_igb_task_records_selection_and_retrained_test(tmp_path: Path) -> None:
     record = igb(cora_cfg(tmp_path, "dataset.split=igb"))
     assert record.status == "completed"
-    assert record.epochs_trained == record.best_epoch and 1 <= record.best_epoch <= 4
+    assert record.epochs_trained == record.best_epoch + 1 and 0 <= record.best_epoch <= 3  # epochs from 0, as training's
     assert set(record.metrics) == {
         "train/accuracy",
         "val/accuracy",
@@ -106,7 +107,8 @@ def test_grid_search_picks_the_best_mean_validation_and_the_retrain_uses_it(tmp_
     record = igb(cfg, grid={"optimizer": {"lr": [0.01, 0.05, 0.1]}})
     assert record.status == "completed"
     assert record.metrics["grid/optimizer.lr"] == 0.05 and record.metrics["grid/num_points"] == 3
-    assert record.metrics["val/accuracy"] == 0.9 and record.best_epoch == record.epochs_trained == 3
+    assert record.metrics["val/accuracy"] == 0.9 and (record.best_epoch, record.epochs_trained) == (2, 3)
+    assert "best epoch: 2 of 3\n" in format_summary(record)  # the third of three epochs, numbered from 0 as training's
     # the retrain: the chosen lr, no selection, exactly the chosen epochs; its test accuracy is reported
     assert calls[-1] == (0.05, False, 3) and record.metrics["test/accuracy"] == 0.05
 

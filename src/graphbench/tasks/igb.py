@@ -48,6 +48,12 @@ log = logging.getLogger(__name__)
 IID_CSV: str = "iid_eval.csv"
 
 
+def last_epoch(epochs: int) -> int:
+    """The last epoch of a fit of ``epochs`` epochs, numbered from 0 as Lightning numbers a training run's
+    epochs (``results.json``'s ``best_epoch`` of every task; ``best epoch: 15 of 20`` is the 16th of 20)."""
+    return epochs - 1
+
+
 def describe_model(record: RunRecord, recipe: FullBatchRecipe) -> None:
     record.num_params = count_parameters(recipe.make_network(recipe.hidden_dim))
     record.hidden_dim = recipe.hidden_dim
@@ -83,7 +89,8 @@ def igb(cfg: DictConfig, *, grid: Any = None, overrides: Sequence[str] = ()) -> 
     ``train/accuracy`` of the chosen setting's selection fit at its best validation epoch;
     ``selection/test_accuracy``: that fit's test accuracy (the number without retraining); ``grid/*``:
     the chosen values (:func:`~graphbench.analysis.igb.fit.grid_metrics`). ``best_epoch`` is the selected
-    number of epochs, ``epochs_trained`` the retraining's; ``hidden_dim`` the chosen width.
+    epoch, numbered from 0 as Lightning numbers a training run's (:func:`last_epoch`), ``epochs_trained`` the
+    retraining's number of epochs (the selected epoch is its last); ``hidden_dim`` the chosen width.
     ``overrides``: Hydra's, for the provenance."""
 
     def body(cfg: DictConfig, record: RunRecord, frame: RunFrame) -> None:
@@ -93,7 +100,7 @@ def igb(cfg: DictConfig, *, grid: Any = None, overrides: Sequence[str] = ()) -> 
         choice, (test,) = search_and_retrain(cfg, datamodule.info, grid, [datamodule.graph])
         describe_model(record, choice.recipe)
         (selection,) = choice.selections
-        record.best_epoch = record.epochs_trained = selection.epochs
+        record.best_epoch, record.epochs_trained = last_epoch(selection.epochs), selection.epochs
         record.metrics = {
             "train/accuracy": selection.train,
             "val/accuracy": selection.val,
@@ -131,7 +138,7 @@ def iid_eval(
     of the selection fits), and ``iid/*``: ``num_subgraphs``, ``overlap`` (mean pairwise Jaccard of
     the node sets), ``coverage`` (share of the graph's nodes in any subgraph), ``mean_nodes``,
     ``mean_node_kl``, ``mean_edge_kl``, ``acceptance_rate``; ``grid/*``: the chosen setting;
-    ``best_epoch``: the median selected epoch. ``iid_eval.csv`` holds one row per subgraph. ``overrides``: Hydra's, for the provenance."""
+    ``best_epoch``: the median selected epoch, from 0 (:func:`last_epoch`). ``iid_eval.csv`` holds one row per subgraph. ``overrides``: Hydra's, for the provenance."""
 
     def body(cfg: DictConfig, record: RunRecord, frame: RunFrame) -> None:
         output_dir = frame.output_dir
@@ -175,7 +182,7 @@ def iid_eval(
         ]
         _write_rows(output_dir / IID_CSV, rows)
         tests = [float(r["test_accuracy"]) for r in rows]
-        record.best_epoch = int(statistics.median_low([int(r["selected_epochs"]) for r in rows]))
+        record.best_epoch = last_epoch(int(statistics.median_low([int(r["selected_epochs"]) for r in rows])))
         record.epochs_trained = recipe.max_epochs
         record.metrics = {
             "train/accuracy": statistics.fmean(float(r["train_accuracy"]) for r in rows),

@@ -53,7 +53,7 @@ from graphbench.analysis.subset_training import node_datamodule
 from graphbench.run.errors import ConfigError
 from graphbench.run.frame import RunFrame, record_raw_files, recorded_run
 from graphbench.run.record import RunRecord
-from graphbench.tasks.igb import describe_model, grid_recipes
+from graphbench.tasks.igb import describe_model, grid_recipes, last_epoch
 
 log = logging.getLogger(__name__)
 
@@ -176,7 +176,7 @@ def validutil(
         (result,) = tuned.selections
         describe_model(record, tuned.recipe)
         truth = graph.y[val_nodes]
-        record.best_epoch = record.epochs_trained = result.epochs
+        record.best_epoch, record.epochs_trained = last_epoch(result.epochs), tuned.recipe.max_epochs
         record.metrics = {
             "train/accuracy": result.train,
             "val/accuracy": result.val,
