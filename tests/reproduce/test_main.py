@@ -1,0 +1,110 @@
+"""The command line: --list, --dry-run for every table, bad input in one line, and --fast end to end."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from graphbench.reproduce.__main__ import main
+from graphbench.reproduce.spec import load_spec, spec_names
+from tests.paths import CONF, SHARED_DATA
+from tests.reproduce.test_spec import CELLS
+
+
+def every_data_path(root: Path) -> Path:
+    for name in spec_names(CONF):
+        for cell in load_spec(name, CONF).cells:
+            for path in cell.data:
+                (root / path).mkdir(parents=True, exist_ok=True)
+    return root
+
+
+@pytest.mark.parametrize("name", sorted(CELLS))
+def test_dry_run_prints_one_command_per_cell_and_runs_nothing(
+    name: str, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    root = every_data_path(tmp_path / "data")
+    out = tmp_path / "out"
+    assert main([name, f"paths.data_dir={root}", "--dry-run", "--seeds", "2", "--out", str(out)]) == 0
+    lines = capsys.readouterr().out.splitlines()
+    commands = [line for line in lines if line.startswith("graphbench -m ")]
+    spec = load_spec(name, CONF)
+    assert len(commands) == CELLS[name]
+    for command, cell in zip(commands, spec.ordered_cells()):
+        assert command.startswith(f"graphbench -m {' '.join(cell.overrides)} paths.data_dir={root} seed=0,1 ")
+        assert f"hydra.sweep.dir={out / name / cell.slug} " in command
+    runs = CELLS[name] * 2 * max(len(spec.folds), 1)
+    assert lines[1].startswith(f"# {runs} runs; estimated ")
+    assert not out.exists()
+
+
+def test_dry_run_lists_the_cells_whose_raw_files_are_missing(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    root = tmp_path / "data"
+    (root / "peptides-functional/raw/peptide_multi_class_dataset.csv.gz").mkdir(parents=True)
+    assert main(["lrgb-tuned", f"paths.data_dir={root}", "--dry-run"]) == 0
+    out = capsys.readouterr().out
+    assert out.count("graphbench -m experiment=lrgb-tuned/peptides-func-") == 3
+    assert out.count(": not run, raw files missing: ") == 12
+    assert "# 12 runs; estimated " in out
+
+
+def test_list_names_every_table_with_cells_and_cost(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["--list", f"paths.data_dir={every_data_path(tmp_path / 'data')}"]) == 0
+    out = capsys.readouterr().out
+    for name, cells in CELLS.items():
+        assert f"\n{name}: " in f"\n{out}"
+        assert f"cells: {cells}; " in out
+    assert "kipf-welling-2017: Kipf & Welling 2017" in out
+    assert "cells: 2; 10 seeds; 20 runs; estimated 20 min 00 s on a 2-core CPU, 10 min 00 s on one GPU" in out
+
+
+@pytest.mark.parametrize(
+    ("argv", "message"),
+    [
+        (["kipf"], "error: unknown table 'kipf'; closest: kipf-welling-2017 (see --list)\n"),
+        (["kipf-welling-2017", "--jobs", "0"], "error: --jobs must be a positive integer or auto, got '0'\n"),
+        (
+            ["kipf-welling-2017", "--jobs", "2", "--launcher", "submitit_slurm"],
+            "error: --jobs runs jobs on this machine; with --launcher submitit_slurm the scheduler does\n",
+        ),
+        (["kipf-welling-2017", "--seeds", "0"], "error: --seeds must be at least 1, got 0\n"),
+    ],
+)
+def test_bad_input_is_one_line_and_exit_status_2(argv: list[str], message: str, capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(argv) == 2
+    assert capsys.readouterr().err == message
+
+
+def test_the_module_runs_as_python_dash_m() -> None:
+    result = subprocess.run(
+        [sys.executable, "-m", "graphbench.reproduce", "gin-mutag", "--dry-run"], capture_output=True, text=True, check=False
+    )
+    assert result.returncode == 0 and result.stdout.startswith("# gin-mutag: Xu et al. 2019 (GIN), Table 1: MUTAG")
+
+
+@pytest.mark.real_data
+@pytest.mark.slow
+@pytest.mark.parametrize(
+    ("name", "rows"), [("kipf-welling-2017", ["| Cora | GCN |", "| CiteSeer | GCN |"]), ("gin-mutag", ["| MUTAG | GIN-0 |"])]
+)
+def test_fast_runs_a_table_end_to_end_and_a_second_call_skips_every_run(
+    name: str, rows: list[str], tmp_path: Path, shared_cache_dir: Path, capfd: pytest.CaptureFixture[str]
+) -> None:
+    if not SHARED_DATA.is_dir():
+        pytest.skip(f"real data root not found at {SHARED_DATA}")
+    argv = [name, f"paths.data_dir={SHARED_DATA}", f"paths.cache_dir={shared_cache_dir}", "--fast", "--out", str(tmp_path)]
+    assert main(argv) == 0
+    first = capfd.readouterr()
+    assert "**Not a reproduction: a --fast smoke run**" in first.out
+    for row in rows:
+        assert row in first.out
+    assert "(n=1)" in first.out and "Provenance: code " in first.out
+    table_dir = tmp_path / f"{name}-fast"
+    assert {p.name for p in table_dir.iterdir()} >= {"table.md", "table.csv", f"{name}.png"}
+    assert main(argv) == 0
+    second = capfd.readouterr()
+    assert second.err.count("1 run: 1 completed before (skipped)") == len(load_spec(name, CONF).cells)
+    assert "done in" not in second.err

@@ -1,0 +1,83 @@
+"""Resuming a table: completed runs skipped, interrupted ones resumed, failed ones moved aside and rerun."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from pathlib import Path
+
+from graphbench.reproduce.plan import Options, plan_table
+from graphbench.reproduce.runner import describe, format_duration, run_cell, run_state, thread_env
+from graphbench.reproduce.spec import load_spec
+from tests.paths import CONF
+from tests.reproduce._runs import write_result
+
+
+def cora_plan(tmp_path: Path, seeds: int = 3):
+    root = tmp_path / "data"
+    (root / "Planetoid/Cora/raw").mkdir(parents=True, exist_ok=True)
+    (root / "Planetoid/CiteSeer/raw").mkdir(parents=True, exist_ok=True)
+    return plan_table(load_spec("kipf-welling-2017", CONF), Options(seeds, False, 1, None, tmp_path / "out", ()), root).cells[0]
+
+
+class FakeMultirun:
+    """Stands in for ``graphbench -m``: completes every run of the plan that is not completed, as resume=auto does."""
+
+    def __init__(self, plan) -> None:
+        self.plan = plan
+        self.calls: list[list[str]] = []
+        self.ran: list[str] = []
+
+    def __call__(self, argv: list[str], log: Path, env: Mapping[str, str]) -> int:
+        self.calls.append(argv)
+        for slot in self.plan.runs:
+            if run_state(slot) != "completed":
+                self.ran.append(f"{slot.path.name}:{run_state(slot)}")
+                write_result(slot.path, seed=slot.seed)
+        return 0
+
+
+def test_an_interrupted_table_resumes_skipping_completed_runs_and_rerunning_failed_ones(tmp_path: Path) -> None:
+    plan = cora_plan(tmp_path)
+    seed0, seed1, seed2 = plan.runs
+    write_result(seed0.path, seed=0)  # completed before
+    write_result(seed1.path, seed=1, status="failed: CUDA out of memory", metrics={})
+    write_result(seed2.path, seed=2, status="interrupted", metrics={})
+    assert [run_state(slot) for slot in plan.runs] == ["completed", "failed", "interrupted"]
+
+    lines: list[str] = []
+    launch = FakeMultirun(plan)
+    outcome = run_cell(plan, {}, launch, lines.append)
+    assert outcome.before == {"completed": 1, "failed": 1, "interrupted": 1} and outcome.exit_code == 0
+    assert lines[0] == "Cora / GCN: 3 runs: 1 completed before (skipped), 1 interrupted (resumed), 1 failed (rerun)"
+    moved = plan.sweep_dir / "failed" / "seed1.1"
+    assert lines[1] == f"  {seed1.path} failed before: moved to {moved}, rerun"
+    assert (moved / "results.json").is_file()
+    assert launch.ran == ["seed1:new", "seed2:interrupted"]  # seed0 not touched; seed1 starts afresh
+    assert lines[2].startswith("  done in ") and lines[2].endswith(
+        f"3 of 3 runs completed (log: {plan.sweep_dir / 'launch.log'})"
+    )
+
+    lines.clear()
+    again = run_cell(plan, {}, launch, lines.append)
+    assert again.exit_code is None and len(launch.calls) == 1  # every run completed: not launched
+    assert lines == ["Cora / GCN: 3 runs: 3 completed before (skipped)"]
+
+
+def test_more_seeds_later_keep_the_completed_directories(tmp_path: Path) -> None:
+    first = cora_plan(tmp_path, seeds=2)
+    for slot in first.runs:
+        write_result(slot.path, seed=slot.seed)
+    more = cora_plan(tmp_path, seeds=3)
+    launch = FakeMultirun(more)
+    run_cell(more, {}, launch, lambda line: None)
+    assert launch.ran == ["seed2:new"]
+
+
+def test_describe_duration_and_threads() -> None:
+    assert describe({"new": 1}) == "1 run: 1 new"
+    assert format_duration(42.4) == "42 s"
+    assert format_duration(185) == "3 min 05 s"
+    assert format_duration(7620) == "2 h 07 min"
+    assert thread_env({}, 4, 16) == {"OMP_NUM_THREADS": "4"}
+    assert thread_env({"OMP_NUM_THREADS": "1"}, 4, 16) == {"OMP_NUM_THREADS": "1"}
+    assert thread_env({}, 1, 16) == {}
