@@ -1,5 +1,6 @@
-"""task=validutil in process on a tiny Cora fixture: every validation node tuned on, the final model grid-searched,
-one-line failures for bad phase settings and node counts, and experiment=igb/validutil-ppnp's IGB settings."""
+"""task=validutil in process on a tiny Cora fixture: every validation node tuned on, the code's final model (runs
+averaged) or graphbench's grid search, one-line failures for bad phase settings, node counts and a missing final
+setting, and experiment=igb/validutil-ppnp's IGB settings."""
 
 from __future__ import annotations
 
@@ -8,13 +9,35 @@ from pathlib import Path
 
 import pytest
 
-from graphbench.analysis.igb.fit import FullBatchRecipe, flatten, grid_points, with_overrides
+from graphbench.analysis.igb.fit import FullBatchRecipe, flatten, with_overrides
 from graphbench.analysis.subset_training import node_datamodule
 from graphbench.modules.layers import APPNPLayer
-from graphbench.tasks.validutil import VALIDUTIL_CSV, validutil
+from graphbench.tasks.validutil import VALIDUTIL_CSV, final_config, validutil
 from tests.tasks.test_igb import cora_cfg
 
 TINY_PHASE = {"trainer": {"max_epochs": 2}}
+GCN_SETTING = {"model": {"hidden_dim": 8, "dropout": 0.1, "input_dropout": 0.0}, "optimizer": {"lr": 0.05, "weight_decay": 1e-4}}
+TINY_FINAL = {"runs": 3, "patience": 2, "shared": {"trainer": {"max_epochs": 6}}, "settings": {"gcn": {"cora": GCN_SETTING}}}
+
+
+def test_validutil_runs_the_codes_final_model_and_averages_its_runs(tmp_path: Path) -> None:
+    record = validutil(cora_cfg(tmp_path), num_val_nodes=2, baseline=TINY_PHASE, tuning=TINY_PHASE, final=TINY_FINAL)
+    assert record.status == "completed"
+    m = record.metrics
+    assert (m["final/runs"], m["final/model.hidden_dim"], m["final/optimizer.lr"]) == (3.0, 8.0, 0.05)
+    assert m["validutil/inflation"] == pytest.approx(m["test/accuracy"] - m["validutil/baseline_test_accuracy"])
+    assert m["validutil/test_accuracy_std"] >= 0.0 and not any(key.startswith("grid/") for key in m)
+    assert record.best_epoch is not None and 0 <= record.best_epoch <= 5 and record.epochs_trained == 6  # epochs from 0
+
+
+def test_a_model_and_dataset_without_a_final_setting_fail_before_the_tuning_and_name_the_fix(tmp_path: Path) -> None:
+    final = {**TINY_FINAL, "settings": {"gcn": {"citeseer": GCN_SETTING}}}
+    record = validutil(cora_cfg(tmp_path), num_val_nodes=1, final=final)
+    assert record.status == (
+        "failed: task.final.settings has no setting for model=gcn on dataset=cora (the IGB code's final_scripts.sh sets "
+        "gcn and appnp on cora and citeseer): add task.final.settings.gcn.cora={...} or search a grid instead "
+        "(task/grid=final_scripts)"
+    )
 
 
 def test_validutil_tunes_every_validation_node_and_grid_searches_the_final_model(tmp_path: Path) -> None:
@@ -31,7 +54,7 @@ def test_validutil_tunes_every_validation_node_and_grid_searches_the_final_model
 
 
 def test_validutil_phase_settings_are_single_values(tmp_path: Path) -> None:
-    record = validutil(cora_cfg(tmp_path), baseline={"optimizer": {"lr": [0.01, 0.02]}})
+    record = validutil(cora_cfg(tmp_path), baseline={"optimizer": {"lr": [0.01, 0.02]}}, final=TINY_FINAL)
     assert record.status.startswith("failed: task.baseline.optimizer.lr=[0.01, 0.02]: a phase takes one value")
 
 
@@ -40,7 +63,7 @@ def test_validutil_with_too_many_nodes_fails_with_a_truthful_status(tmp_path: Pa
     assert record.status.startswith("failed: task.num_val_nodes=10000 must lie in 1..")
 
 
-def test_the_ppnp_experiment_tunes_with_the_igb_codes_ppnp_and_searches_final_scripts_grid(tmp_path: Path) -> None:
+def test_the_ppnp_experiment_tunes_with_the_igb_codes_ppnp_and_runs_final_scripts_appnp_setting(tmp_path: Path) -> None:
     cfg = cora_cfg(tmp_path, experiment="igb/validutil-ppnp")  # 4 epochs for the final model
     info = node_datamodule(cfg).info
     for phase in ("baseline", "tuning"):
@@ -50,14 +73,18 @@ def test_the_ppnp_experiment_tunes_with_the_igb_codes_ppnp_and_searches_final_sc
         # valid_util_gene_labels.py: PPNP_PYG(num_hidden=16, dropout=0, K=10, alpha=0.5)
         assert (recipe.hidden_dim, layer.linear.in_features, layer.propagate.K, layer.propagate.alpha) == (16, 16, 10, 0.5)
         assert (layer.dropout.p, layer.propagate.dropout, phase_cfg.model.input_dropout) == (0.0, 0.0, 0.0)
-    points = grid_points(cfg.task.grid)
-    # final_scripts.sh: APPNP on Cora (dropout 0.6, K 8) and on CiteSeer (dropout 0.3, K 6), both
-    # hidden 64, alpha 0.3, lr 0.01, weight decay 1e-4; PPNP_PYG's one dropout is both of graphbench's
-    shared = {"model.hidden_dim": 64, "model.dropout": 0.0, "model.layer.alpha": 0.3, "optimizer.lr": 0.01}
-    for dropout, k in ((0.6, 8), (0.3, 6)):
-        wanted = {**shared, "model.input_dropout": dropout, "model.layer.dropout": dropout, "model.layer.K": k}
-        assert any(all(point[key] == value for key, value in wanted.items()) for point in points), wanted
-    assert len(points) == 8 and all(point["optimizer.weight_decay"] == 1e-4 for point in points)
+    # final_scripts.sh: APPNP on Cora: --lr 0.01 --hidden 64 --dropout 0.6 --weight_decay 0.0001 --K 8 --alpha 0.3
+    final_cfg = final_config(cfg, cfg.task.every_phase, cfg.task.final)
+    recipe = FullBatchRecipe.from_config(final_cfg, info)
+    (layer,) = [m for m in recipe.make_network(recipe.hidden_dim).modules() if isinstance(m, APPNPLayer)]
+    assert (recipe.hidden_dim, layer.propagate.K, layer.propagate.alpha, layer.propagate.dropout) == (64, 8, 0.3, 0.0)
+    assert (layer.dropout.p, final_cfg.model.input_dropout, final_cfg.optimizer.lr, final_cfg.optimizer.weight_decay) == (
+        0.6,
+        0.6,
+        0.01,
+        1e-4,
+    )
     tiny = {"trainer": {"max_epochs": 2}}
-    record = validutil(cfg, num_val_nodes=1, baseline=tiny, tuning=tiny, grid={"model": {"layer": {"K": [2]}}})
-    assert record.status == "completed" and record.metrics["grid/model.layer.K"] == 2
+    final = {**cfg.task.final, "runs": 2, "shared": {"trainer": {"max_epochs": 3}}}
+    record = validutil(cfg, num_val_nodes=1, baseline=tiny, tuning=tiny, final=final)
+    assert record.status == "completed" and (record.metrics["final/model.layer.K"], record.metrics["final/runs"]) == (8.0, 2.0)

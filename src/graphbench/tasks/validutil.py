@@ -10,16 +10,25 @@ on Graphs", IJCAI 2022, Section 3), run as the IGB code's ``valid_util_gene_labe
    as targets, :math:`\tilde y_v = c`; the code: lr 0.02, no weight decay, 400 iterations) and scored
    on all of :math:`V` against the true labels; the best class is kept, the initial pseudo-label on a
    tie.
-3. *Final model*: trained on the training nodes plus :math:`V` with the tuned pseudo-labels, its setting
-   chosen over a grid (the code's ``final_scripts.sh`` settings came from such a search) and its epoch on
-   validation accuracy, and tested.
+3. *Final model*: as ``validutil/final_scripts.sh`` runs it (``validutil/gcn.py``, ``appnp.py`` and
+   ``train_eval.py``): the code's one setting for the model and dataset (``task.final.settings``; GCN on Cora:
+   lr 0.005, hidden 32, dropout 0.1; on CiteSeer: lr 0.01, hidden 64, dropout 0.3; weight decay 1e-4),
+   trained on the training nodes plus :math:`V` with the tuned pseudo-labels, 10 runs from one seed, each
+   tested at its epoch of minimum validation loss on the pseudo-labels and stopped early after epoch 100
+   (:func:`~graphbench.analysis.igb.fit.fit_runs`); the test accuracy is the mean over the runs.
+   ``task.grid`` (``task/grid=final_scripts``) replaces it by graphbench's own alternative, not the
+   code's: a grid search, each point fitted once and chosen with its epoch on validation accuracy
+   against the true labels.
+
+``task.every_phase`` holds values that all three phases take, by model and dataset: the code's GCN is
+``GCNConv(improved=True)`` on CiteSeer.
 
 Nothing about the model changes, yet the tuned pseudo-labels leak :math:`V`'s labels into training and
 inflate the test accuracy; the IGB authors call it a "reduction to absurdity", not a method.
 
 Cost: ``|V| * C`` tuning fits (``|V| * C * tuning iterations`` epochs: 500 * 7 * 400 = 1.4 million
-full-batch epochs for GCN on Cora), plus one baseline fit and ``3 * |grid|`` final fits. The IGB code
-pays it one fit per (node, class), on a GPU; here the ``C`` fits of one node train at once
+full-batch epochs for GCN on Cora), plus one baseline fit and ``3 * runs`` final fits (``3 * |grid|``
+with a grid). The IGB code pays it one fit per (node, class), on a GPU; here the ``C`` fits of one node train at once
 (:func:`~graphbench.analysis.igb.fit.fit_many`: the same fits, batched by :func:`torch.func.vmap`), so
 the probe is ``|V| * tuning iterations`` batched steps (200,000 for Cora). The nodes stay one after
 the other: a node's tuned label is a target of every later node's fits. Deviation: every fit starts
@@ -31,6 +40,7 @@ from __future__ import annotations
 
 import csv
 import logging
+import statistics
 from collections.abc import Sequence
 from typing import Any
 
@@ -40,16 +50,19 @@ from torch import Tensor
 from torch_geometric.data import Data
 
 from graphbench.analysis.igb.fit import (
+    FitResult,
     FullBatchRecipe,
     GridChoice,
     fit,
     fit_many,
+    fit_runs,
     flatten,
     grid_metrics,
     grid_search,
     with_overrides,
 )
 from graphbench.analysis.subset_training import node_datamodule
+from graphbench.data.info import DatasetInfo
 from graphbench.run.errors import ConfigError
 from graphbench.run.frame import RunFrame, record_raw_files, recorded_run
 from graphbench.run.record import RunRecord
@@ -61,13 +74,26 @@ log = logging.getLogger(__name__)
 VALIDUTIL_CSV: str = "validutil.csv"
 
 
-def _phase(cfg: DictConfig, overrides: Any, what: str) -> tuple[DictConfig, dict[str, Any]]:
-    """The config of one phase: the composed one with ``overrides`` (a nested mapping of values)."""
-    flat = flatten(overrides)
+def _phase(cfg: DictConfig, what: str, *overrides: Any) -> DictConfig:
+    """The config of one phase: the composed one with each of ``overrides`` (nested mappings of values) in
+    turn, a later one's key winning."""
+    flat: dict[str, Any] = {}
+    for layer in overrides:
+        flat.update(flatten(layer))
     for key, value in flat.items():
         if isinstance(value, list):
             raise ConfigError(f"task.{what}.{key}={value!r}: a phase takes one value per key; grids go in task.grid")
-    return with_overrides(cfg, flat), flat
+    return with_overrides(cfg, flat)
+
+
+def _by_model_and_dataset(node: Any, cfg: DictConfig) -> Any:
+    """``node[<model name>][<dataset name>]``, or ``None`` when either is absent."""
+    by_dataset = (node or {}).get(str(cfg.model.name))
+    return None if by_dataset is None else by_dataset.get(str(cfg.dataset.name))
+
+
+def _mean(results: list[FitResult], split: str) -> float:
+    return statistics.fmean(getattr(r, split) for r in results)
 
 
 def validutil(
@@ -76,6 +102,8 @@ def validutil(
     num_val_nodes: int | None = None,
     baseline: Any = None,
     tuning: Any = None,
+    every_phase: Any = None,
+    final: Any = None,
     grid: Any = None,
     device: str = "auto",
     overrides: Sequence[str] = (),
@@ -83,18 +111,22 @@ def validutil(
     """``task=validutil``: the probe with the first ``num_val_nodes`` validation nodes tuned (``None``:
     all, as the IGB code; the others keep their initial pseudo-label and are trained on and scored all
     the same). ``baseline`` and ``tuning``: config values of phases 1 and 2 (e.g. ``{optimizer: {lr:
-    0.02}, trainer: {max_epochs: 400}}``, ``trainer.max_epochs`` being the iterations); ``grid``: the
-    final model's grid (:func:`~graphbench.analysis.igb.fit.grid_points`); ``device``: where every fit runs
+    0.02}, trainer: {max_epochs: 400}}``, ``trainer.max_epochs`` being the iterations); ``every_phase``:
+    values of all phases by model and dataset name (``{gcn: {citeseer: {model: {layer: {improved: true}}}}}``);
+    ``final``: the code's final model, ``{runs, patience, shared, settings: {<model>: {<dataset>: values}}}``
+    (:func:`~graphbench.analysis.igb.fit.fit_runs`); ``grid``: graphbench's grid search in its place when
+    non-empty (:func:`~graphbench.analysis.igb.fit.grid_points`); ``device``: where every fit runs
     (``auto``: CUDA when there is one, else the CPU; or a torch device such as ``cpu``, ``cuda:0``).
 
     ``results.json`` metrics: ``test/accuracy`` of the final model trained with the tuned
-    pseudo-labels; ``validutil/baseline_test_accuracy`` of the final model's grid trained on the
-    training nodes only (the unchanged model); ``validutil/self_training_test_accuracy`` with the
-    initial (untuned) pseudo-labels; ``validutil/inflation`` = tuned - baseline; ``val/accuracy`` on
-    all validation nodes; ``validutil/pseudo_label_accuracy`` (initial:
+    pseudo-labels (the mean over ``final.runs``, their sample std ``validutil/test_accuracy_std``);
+    ``validutil/baseline_test_accuracy`` of the final model trained on the training nodes only (the
+    unchanged model); ``validutil/self_training_test_accuracy`` with the initial (untuned)
+    pseudo-labels; ``validutil/inflation`` = tuned - baseline; ``val/accuracy`` on all validation nodes
+    (true labels); ``validutil/pseudo_label_accuracy`` (initial:
     ``validutil/initial_pseudo_label_accuracy``): the share of the validation nodes whose pseudo-label
-    is their true label; ``grid/*``: the final model's chosen setting. ``validutil.csv``: one row per
-    tuned node. ``overrides``: Hydra's, for the run's provenance."""
+    is their true label; ``final/*`` the final setting's values (``grid/*``: the grid's chosen point).
+    ``validutil.csv``: one row per tuned node. ``overrides``: Hydra's, for the run's provenance."""
 
     def body(cfg: DictConfig, record: RunRecord, frame: RunFrame) -> None:
         where = torch.device(device if device != "auto" else "cuda" if torch.cuda.is_available() else "cpu")
@@ -122,13 +154,15 @@ def validutil(
             return graphs[key]
 
         graphs[str(OmegaConf.to_container(cfg.dataset, resolve=True))] = graph
-        base_cfg, _ = _phase(cfg, baseline, "baseline")
+        common = _by_model_and_dataset(every_phase, cfg)
+        final_cfg = None if grid else final_config(cfg, every_phase, final)  # before the tuning: fails at once
+        base_cfg = _phase(cfg, "baseline", common, baseline)
         first = fit(FullBatchRecipe.from_config(base_cfg, info), graph_of(base_cfg), seed, select=False)
         labels = graph.y.clone()
         labels[val_nodes] = first.predictions[val_nodes]
         initial = labels.clone()
 
-        tune_cfg, _ = _phase(cfg, tuning, "tuning")
+        tune_cfg = _phase(cfg, "tuning", common, tuning)
         tune_recipe = FullBatchRecipe.from_config(tune_cfg, info)
         probe = graph_of(tune_cfg).clone()
         probe.train_mask = graph.train_mask | graph.val_mask
@@ -157,38 +191,43 @@ def validutil(
                 best,
             )
 
-        points, recipes = grid_recipes(cfg, info, grid)
-        augmented = graph.clone()
-        augmented.train_mask = graph.train_mask | graph.val_mask
-
-        def final(targets: Tensor | None, on: Data) -> GridChoice:
-            """The grid search of the final model, selecting the setting and epoch on validation accuracy
-            (true labels) while training on ``on.train_mask`` with ``targets``."""
-            if targets is None:
-                return grid_search(points, recipes, [on], seed)
-            fits = [fit(r, on, seed, select=True, labels=targets) for r in recipes]
-            index = max(range(len(fits)), key=lambda i: (fits[i].val, -i))
-            return GridChoice(index, dict(points[index]), recipes[index], [fits[index]], [f.val for f in fits])
-
-        tuned = final(labels, augmented)
-        unchanged = final(None, graph)
-        self_trained = final(initial, augmented)
-        (result,) = tuned.selections
-        describe_model(record, tuned.recipe)
+        if grid:
+            grid_cfg = _phase(cfg, "every_phase", common)
+            tuned, unchanged, self_trained, chosen, recipe = _grid_final(grid_cfg, info, grid, graph, labels, initial, seed)
+        else:
+            assert final_cfg is not None and final is not None
+            recipe = FullBatchRecipe.from_config(final_cfg, info)
+            final_graph = graph_of(final_cfg)
+            runs, patience = int(final["runs"]), int(final["patience"])
+            augmented = final_graph.clone()
+            augmented.train_mask = final_graph.train_mask | final_graph.val_mask
+            tuned = fit_runs(recipe, augmented, seed, labels, runs=runs, patience=patience)
+            unchanged = fit_runs(recipe, final_graph, seed, final_graph.y, runs=runs, patience=patience)
+            self_trained = fit_runs(recipe, augmented, seed, initial, runs=runs, patience=patience)
+            chosen = {
+                f"final/{k}": float(v)
+                for k, v in flatten(_final_setting(final, cfg)).items()
+                if isinstance(v, (int, float)) and not isinstance(v, bool)
+            }
+            chosen["final/runs"] = float(runs)
+        describe_model(record, recipe)
         truth = graph.y[val_nodes]
-        record.best_epoch, record.epochs_trained = last_epoch(result.epochs), tuned.recipe.max_epochs
+        test = _mean(tuned, "test")
+        record.best_epoch = last_epoch(round(statistics.fmean(r.epochs for r in tuned)))
+        record.epochs_trained = recipe.max_epochs
         record.metrics = {
-            "train/accuracy": result.train,
-            "val/accuracy": result.val,
-            "test/accuracy": result.test,
-            "validutil/baseline_val_accuracy": unchanged.selections[0].val,
-            "validutil/baseline_test_accuracy": unchanged.selections[0].test,
-            "validutil/self_training_test_accuracy": self_trained.selections[0].test,
-            "validutil/inflation": result.test - unchanged.selections[0].test,
+            "train/accuracy": _mean(tuned, "train"),
+            "val/accuracy": _mean(tuned, "val"),
+            "test/accuracy": test,
+            "validutil/test_accuracy_std": statistics.stdev([r.test for r in tuned]) if len(tuned) > 1 else 0.0,
+            "validutil/baseline_val_accuracy": _mean(unchanged, "val"),
+            "validutil/baseline_test_accuracy": _mean(unchanged, "test"),
+            "validutil/self_training_test_accuracy": _mean(self_trained, "test"),
+            "validutil/inflation": test - _mean(unchanged, "test"),
             "validutil/initial_pseudo_label_accuracy": float((initial[val_nodes] == truth).float().mean()),
             "validutil/pseudo_label_accuracy": float((labels[val_nodes] == truth).float().mean()),
             "validutil/num_val_nodes": float(count),
-            **grid_metrics(tuned),
+            **chosen,
         }
         with (frame.output_dir / VALIDUTIL_CSV).open("w", newline="") as handle:
             writer = csv.DictWriter(handle, fieldnames=list(rows[0]))
@@ -196,9 +235,52 @@ def validutil(
             writer.writerows(rows)
         log.info(
             "validutil: test accuracy %.4f -> %.4f (inflation %+.4f)",
-            unchanged.selections[0].test,
-            result.test,
+            record.metrics["validutil/baseline_test_accuracy"],
+            test,
             record.metrics["validutil/inflation"],
         )
 
     return recorded_run(cfg, body, overrides=overrides)
+
+
+def final_config(cfg: DictConfig, every_phase: Any, final: Any) -> DictConfig:
+    """The final model's config: the composed one with ``every_phase``'s values for its model and dataset,
+    then ``final.shared``, then ``final.settings.<model>.<dataset>`` (the code's flags for that model and
+    dataset in ``final_scripts.sh``); a missing setting is a :class:`ConfigError` naming the fix."""
+    setting = _final_setting(final, cfg)
+    return _phase(cfg, "final", _by_model_and_dataset(every_phase, cfg), final.get("shared"), setting)
+
+
+def _final_setting(final: Any, cfg: DictConfig) -> Any:
+    """The code's final setting for the run's model and dataset (``task.final.settings.<model>.<dataset>``)."""
+    setting = _by_model_and_dataset((final or {}).get("settings"), cfg)
+    if setting is None:
+        raise ConfigError(
+            f"task.final.settings has no setting for model={cfg.model.name} on dataset={cfg.dataset.name} (the IGB code's "
+            f"final_scripts.sh sets gcn and appnp on cora and citeseer): add task.final.settings.{cfg.model.name}."
+            f"{cfg.dataset.name}={{...}} or search a grid instead (task/grid=final_scripts)"
+        )
+    return setting
+
+
+def _grid_final(
+    cfg: DictConfig, info: DatasetInfo, grid: Any, graph: Data, labels: Tensor, initial: Tensor, seed: int
+) -> tuple[list[FitResult], list[FitResult], list[FitResult], dict[str, float], FullBatchRecipe]:
+    """graphbench's grid search in place of the code's final model: every point fitted once (``seed``) on
+    train + validation with ``labels`` (then ``initial``) as targets, or on the training nodes alone, the
+    point and its epoch chosen on validation accuracy against the true labels. Returns the tuned, unchanged
+    and self-trained fits, the ``grid/*`` metrics of the tuned choice and its recipe."""
+    points, recipes = grid_recipes(cfg, info, grid)
+    augmented = graph.clone()
+    augmented.train_mask = graph.train_mask | graph.val_mask
+
+    def search(targets: Tensor | None, on: Data) -> GridChoice:
+        if targets is None:
+            return grid_search(points, recipes, [on], seed)
+        fits = [fit(r, on, seed, select=True, labels=targets) for r in recipes]
+        index = max(range(len(fits)), key=lambda i: (fits[i].val, -i))
+        return GridChoice(index, dict(points[index]), recipes[index], [fits[index]], [f.val for f in fits])
+
+    tuned = search(labels, augmented)
+    unchanged, self_trained = search(None, graph), search(initial, augmented)
+    return tuned.selections, unchanged.selections, self_trained.selections, grid_metrics(tuned), tuned.recipe

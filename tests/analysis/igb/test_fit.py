@@ -10,11 +10,13 @@ from pathlib import Path
 
 import pytest
 import torch
+import torch.nn.functional as F
 from hydra import compose, initialize_config_dir
 from omegaconf import DictConfig
+from torch_geometric.data import Data
 
 from graphbench.analysis.igb import fit as fit_module
-from graphbench.analysis.igb.fit import FullBatchRecipe, fit, fit_many, sparse_inputs
+from graphbench.analysis.igb.fit import FullBatchRecipe, fit, fit_many, fit_runs, sparse_inputs
 from graphbench.analysis.subset_training import node_datamodule
 from graphbench.modules.losses import ConsistencyLoss
 from graphbench.run.errors import ConfigError
@@ -179,3 +181,52 @@ def test_appnp_fits_batched_on_the_plan_as_one_by_one(tmp_path: Path) -> None:
         assert (b.train, b.val, b.test) == (s.train, s.val, s.test)
         assert torch.equal(b.predictions, s.predictions)
     assert torch.equal(batched[1].predictions, torch.zeros_like(graph.y))
+
+
+def transcribed_run(
+    network: torch.nn.Module, data: Data, labels: torch.Tensor, epochs: int, early_stopping: int
+) -> tuple[int, float, int]:
+    """THUDM/IGB@0731be2b8f72f02205fb884a83c27c6be88aea54, validutil/train_eval.py, ``run``'s loop for one run,
+    transcribed (``data.y`` holding the pseudo-labels on the validation nodes, accuracies on the test nodes'
+    true labels; Adam as planetoid_cfg sets it: lr 0.1, weight decay 5e-4). Returns (epoch of the minimum
+    validation loss, its test accuracy, the last epoch trained)."""
+    optimizer = torch.optim.Adam(network.parameters(), lr=0.1, weight_decay=5e-4)
+    best_val_loss, best_epoch, test_acc = float("inf"), 0, 0.0
+    val_loss_history: list[float] = []
+    for epoch in range(1, epochs + 1):
+        network.train()
+        optimizer.zero_grad()
+        out = F.log_softmax(network(data), dim=1)
+        F.nll_loss(out[data.train_mask], labels[data.train_mask]).backward()
+        optimizer.step()
+        network.eval()
+        with torch.no_grad():
+            logits = F.log_softmax(network(data), dim=1)
+        val_loss = F.nll_loss(logits[data.val_mask], labels[data.val_mask]).item()
+        if val_loss < best_val_loss:
+            best_val_loss, best_epoch = val_loss, epoch
+            test_acc = float((logits[data.test_mask].max(1)[1] == data.y[data.test_mask]).float().mean())
+        val_loss_history.append(val_loss)
+        if early_stopping > 0 and epoch > epochs // 2:
+            tmp = torch.tensor(val_loss_history[-(early_stopping + 1) : -1])
+            if val_loss > tmp.mean().item():
+                break
+    return best_epoch, test_acc, epoch
+
+
+def test_fit_runs_is_the_igb_codes_train_eval_run(tmp_path: Path) -> None:
+    cfg = planetoid_cfg(tmp_path, "model.dropout=0.5", "trainer.max_epochs=40", "speedups=off")
+    dm = node_datamodule(cfg)
+    graph, recipe = dm.graph, FullBatchRecipe.from_config(cfg, dm.info)
+    graph.train_mask = graph.train_mask | graph.val_mask
+    labels = graph.y.clone()
+    labels[graph.val_mask] = (graph.y[graph.val_mask] + 1) % 3  # pseudo-labels, all wrong
+    runs = fit_runs(recipe, graph, seed=5, labels=labels, runs=2, patience=3)
+    torch.manual_seed(5)
+    for run in runs:
+        best_epoch, test, last = transcribed_run(recipe.make_network(recipe.hidden_dim), graph, labels, 40, 3)
+        assert (run.epochs, run.test) == (best_epoch, pytest.approx(test))
+        assert best_epoch < last < 40  # the validation loss on wrong labels rises: the run stops after epoch 20
+    assert runs[0].test != runs[1].test or runs[0].epochs != runs[1].epochs  # fresh weights for each run
+    with pytest.raises(ConfigError, match=r"task\.final\.runs=0 must be a positive number of runs"):
+        fit_runs(recipe, graph, seed=5, labels=labels, runs=0, patience=3)

@@ -207,6 +207,56 @@ def fit(
     return FitResult(best[1] if best is not None else epochs, train, val, test, predictions)
 
 
+def fit_min_val_loss(recipe: FullBatchRecipe, graph: Data, labels: Tensor, patience: int) -> FitResult:
+    r"""One run of the IGB code's final model (THUDM/IGB@0731be2b8f72f02205fb884a83c27c6be88aea54,
+    ``validutil/train_eval.py``, ``run``): a network initialised from the running generator (no reseeding:
+    consecutive runs draw fresh weights, as the code's ``reset_parameters`` in one seeded process) trains on
+    ``graph.train_mask`` with targets ``labels`` for up to :math:`T` = ``recipe.max_epochs`` epochs. After each
+    epoch :math:`t`, in evaluation mode, the validation loss :math:`L_t` = ``recipe.loss`` of the
+    ``graph.val_mask`` rows against ``labels`` (the code's pseudo-labels: its ``data.y`` keeps them) is
+    recorded; the result is the first epoch of the smallest :math:`L_t`, with its accuracies against
+    ``graph.y``. Once :math:`t > \lfloor T/2 \rfloor`, the run stops after the first epoch with
+    :math:`L_t > \frac{1}{p}\sum_{i=1}^{p} L_{t-i}`, :math:`p` = ``patience`` (``--early_stopping``; 0: never)."""
+    network = recipe.make_network(recipe.hidden_dim).to(graph.y.device)
+    network.train()
+    graph = sparse_inputs(recipe, graph, network)
+    optimizer = recipe.optimizer(network.parameters())
+    train_index = graph.train_mask.nonzero().view(-1)
+    val_index = graph.val_mask.nonzero().view(-1)
+    targets = labels.index_select(0, train_index)
+    val_targets = labels.index_select(0, val_index)
+    best: tuple[float, FitResult] | None = None
+    history: list[float] = []
+    for epoch in range(1, recipe.max_epochs + 1):
+        optimizer.zero_grad()
+        loss = recipe.objective([network(graph) for _ in range(recipe.passes)], train_index, targets)
+        loss.backward()
+        optimizer.step()
+        network.eval()
+        with torch.no_grad():
+            logits = network(graph)
+        network.train()
+        val_loss = float(recipe.loss(logits.index_select(0, val_index), val_targets))
+        if best is None or val_loss < best[0]:
+            train, val, test = (accuracy(logits, graph.y, graph[f"{split}_mask"]) for split in ("train", "val", "test"))
+            best = (val_loss, FitResult(epoch, train, val, test, logits.argmax(dim=-1)))
+        previous = history[-patience:] if patience > 0 else []
+        history.append(val_loss)
+        if previous and epoch > recipe.max_epochs // 2 and val_loss > statistics.fmean(previous):
+            break
+    assert best is not None
+    return best[1]
+
+
+def fit_runs(recipe: FullBatchRecipe, graph: Data, seed: int, labels: Tensor, *, runs: int, patience: int) -> list[FitResult]:
+    """``runs`` runs of :func:`fit_min_val_loss` after one ``torch.manual_seed(seed)``, as the IGB code's
+    ``train_eval.run`` repeats them in one seeded process (``final_scripts.sh``: ``--runs 10``)."""
+    if runs < 1:
+        raise ConfigError(f"task.final.runs={runs} must be a positive number of runs")
+    torch.manual_seed(seed)
+    return [fit_min_val_loss(recipe, graph, labels, patience) for _ in range(runs)]
+
+
 #: optimizers whose update of a parameter entry reads only that entry's own gradient and state, so that
 #: one optimizer over stacked copies updates each copy exactly as its own optimizer would
 ELEMENTWISE_OPTIMIZERS: tuple[type[Optimizer], ...] = (SGD, Adam, AdamW)
