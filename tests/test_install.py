@@ -184,6 +184,10 @@ def test_the_other_console_scripts_use_the_shipped_configs(venv_bin: Path, empty
     assert "values:\n    - gcn\n    - gine" in sweep and "val/accuracy" in sweep  # cycles' monitored metric
     script = (venv_bin / "graphbench-analysis").read_text()
     assert "from graphbench.analysis.__main__ import main" in script
+    tables = run([str(venv_bin / "graphbench-reproduce"), "--list"], cwd=empty_dir).stdout
+    assert "kipf-welling-2017: Kipf & Welling 2017" in tables  # conf/reproduce/ ships in graphbench.conf
+    for name in ("graphbench-report", "graphbench-analysis", "graphbench-sweep"):
+        assert run([str(venv_bin / name), "--help"], cwd=empty_dir).stdout.startswith(f"usage: {name} "), name
 
 
 @pytest.mark.slow
