@@ -4,14 +4,14 @@ A training step of the LRGB-tuned recipes needs ~1 ms of an H200's time; the res
 is Python, operator dispatch and kernel launches (issue 36). This group measures that cost without
 a GPU: one CPU thread (``torch.set_num_threads(1)``), one batch of four tiny molecules (acetic acid,
 benzene, ethylamine, glycerol: 22 atoms), the LRGB-tuned GCN, GINE and GatedGCN built by graphbench's
-own builders from ``experiment=lrgb-tuned/peptides-func-*`` (width solved under the 500k budget,
-RWSE from the recipe's transform, the recipe's optimizer), for three contenders:
+own builders from ``experiment=lrgb-tuned/peptides-func-*`` (the authors' width, RWSE from the recipe's
+transform, the recipe's optimizer), for three contenders:
 
 * ``eager``: graphbench's network as it is built;
 * ``compiled``: a copy of it through :func:`graphbench.speedups.compile_network` (what ``model.compile=true``
   does: ``torch.compile`` of its forward, dynamic shapes);
 * ``reference``: the recipe written from plain PyG (:class:`benchmarks.reference.ReferenceNet`:
-  ``GCNConv`` / ``GINEConv`` / a GatedGCN ``MessagePassing`` layer, ``BatchNorm1d``, AdamW), with
+  ``GCNConv`` / ``GINEConv`` / a GatedGCN ``MessagePassing`` layer, as toenshoff/LRGB builds them, AdamW), with
   graphbench's initial weights.
 
 Each contender runs the same hand loop (:func:`train_steps`: ``zero_grad``, forward, BCE with logits,
@@ -112,7 +112,13 @@ def contenders(ctx: Context, recipe: Recipe) -> Contenders:
     torch.manual_seed(int(cfg.seed))
     eager = make(width)
     reference = ReferenceNet(
-        recipe.name, width, int(cfg.model.num_layers), int(cfg.pe.k), info.num_outputs, float(cfg.model.dropout)
+        recipe.name,
+        width,
+        int(cfg.model.num_layers),
+        int(cfg.pe.k),
+        info.num_outputs,
+        float(cfg.model.dropout),
+        int(cfg.pe.concat_dim),
     )
     copy_weights(eager, reference)
     compiled = compile_network(copy.deepcopy(eager))

@@ -40,11 +40,10 @@ from torch_geometric.nn import GCNConv, GINEConv, MessagePassing, global_mean_po
 
 from benchmarks.common import REPO, Context, Row, Target, compose_config, fmt_s, interleaved, median, paired_ratio
 from benchmarks.peptides import RAW, datamodule
-from graphbench.build import build_datamodule, network_builder
+from graphbench.build import build_datamodule, network_builder, network_width
 from graphbench.callbacks.resources import peak_rss_mb
 from graphbench.config.instantiate import METADATA_KEYS, build
 from graphbench.data.datamodules import DataModule
-from graphbench.modules.budget import solve_width
 
 #: the issue's targets: speed-up of graphbench's epoch over the reference's
 SPEEDUP = {"gcn": Target(">=", 1.5), "gine": Target(">=", 1.2), "gatedgcn": Target(">=", 1.2)}
@@ -84,46 +83,55 @@ class GatedGCNConv(MessagePassing):
 
 
 class ReferenceNet(nn.Module):
-    """The LRGB-tuned recipe as plain PyG code: atom encoder + Linear(BatchNorm1d(RWSE)), ``layers``
-    blocks ``h = h + Dropout(GELU(BatchNorm1d(conv(h))))`` (GatedGCN: the same for edges), mean
-    pooling, a 3-layer MLP head."""
+    """The LRGB-tuned Peptides-func model of toenshoff/LRGB (``graphgps/network/custom_gnn.py`` with
+    ``graphgps/layer/{gcn_conv,gine_conv,gatedgcn}_layer.py`` and ``graphgps/head/mlp_graph.py``) as plain
+    PyG code: an atom encoder of width ``dim - dim_pe`` concatenated with Linear(BatchNorm1d(RWSE)) of
+    width ``dim_pe``; ``layers`` blocks, GCN ``h + Dropout(GELU(conv(h)))``, GINE ``h + conv(h)`` with
+    ``GINEConv(Linear GELU Dropout Linear Dropout)`` and eps fixed at 0, GatedGCN
+    ``h + Dropout(ReLU(BatchNorm1d(.)))`` on nodes and edges; mean pooling; the 3-layer ``mlp_graph`` head
+    with dropout before every linear map."""
 
-    def __init__(self, kind: str, dim: int, layers: int, k: int, out_dim: int, dropout: float) -> None:
+    def __init__(self, kind: str, dim: int, layers: int, k: int, out_dim: int, dropout: float, dim_pe: int) -> None:
         super().__init__()
         self.kind = kind
-        self.atom_encoder = AtomEncoder(dim)
+        self.atom_encoder = AtomEncoder(dim - dim_pe)
         self.rwse_norm = nn.BatchNorm1d(k)
-        self.rwse_lin = nn.Linear(k, dim)
+        self.rwse_lin = nn.Linear(k, dim_pe)
         self.bond_encoder = BondEncoder(dim) if kind != "gcn" else None
         convs: list[nn.Module] = []
         for _ in range(layers):
             if kind == "gcn":
                 convs.append(GCNConv(dim, dim))
             elif kind == "gine":
-                convs.append(GINEConv(nn.Sequential(nn.Linear(dim, dim), nn.ReLU(), nn.Linear(dim, dim)), train_eps=True))
+                mlp = nn.Sequential(nn.Linear(dim, dim), nn.GELU(), nn.Dropout(dropout), nn.Linear(dim, dim), nn.Dropout(dropout))
+                convs.append(GINEConv(mlp, train_eps=False))
             else:
                 convs.append(GatedGCNConv(dim))
         self.convs = nn.ModuleList(convs)
-        self.norms = nn.ModuleList(nn.BatchNorm1d(dim) for _ in range(layers))
+        self.norms = nn.ModuleList(nn.BatchNorm1d(dim) for _ in range(layers if kind == "gatedgcn" else 0))
         self.edge_norms = nn.ModuleList(nn.BatchNorm1d(dim) for _ in range(layers if kind == "gatedgcn" else 0))
         self.dropout = dropout
-        self.head = nn.Sequential(nn.Linear(dim, dim), nn.GELU(), nn.Linear(dim, dim), nn.GELU(), nn.Linear(dim, out_dim))
+        self.head = nn.Sequential(
+            nn.Dropout(dropout), nn.Linear(dim, dim), nn.GELU(),
+            nn.Dropout(dropout), nn.Linear(dim, dim), nn.GELU(),
+            nn.Dropout(dropout), nn.Linear(dim, out_dim),
+        )  # fmt: skip
 
-    def block(self, h: Tensor, h_new: Tensor, norm: nn.Module) -> Tensor:
-        return h + F.dropout(F.gelu(norm(h_new)), self.dropout, self.training)
+    def gated_block(self, h: Tensor, h_new: Tensor, norm: nn.Module) -> Tensor:
+        return h + F.dropout(F.relu(norm(h_new)), self.dropout, self.training)
 
     def forward(self, data: Batch) -> Tensor:
-        h = self.atom_encoder(data.x) + self.rwse_lin(self.rwse_norm(data.rwse))
+        h = torch.cat([self.atom_encoder(data.x), self.rwse_lin(self.rwse_norm(data.rwse))], dim=-1)
         e = self.bond_encoder(data.edge_attr) if self.bond_encoder is not None else None
         for index, conv in enumerate(self.convs):
             if self.kind == "gcn":
-                h = self.block(h, conv(h, data.edge_index), self.norms[index])
+                h = h + F.dropout(F.gelu(conv(h, data.edge_index)), self.dropout, self.training)
             elif self.kind == "gine":
-                h = self.block(h, conv(h, data.edge_index, e), self.norms[index])
+                h = h + conv(h, data.edge_index, e)
             else:
                 h_new, e_new = conv(h, data.edge_index, e)
-                h = self.block(h, h_new, self.norms[index])
-                e = self.block(e, e_new, self.edge_norms[index])
+                h = self.gated_block(h, h_new, self.norms[index])
+                e = self.gated_block(e, e_new, self.edge_norms[index])
         return self.head(global_mean_pool(h, data.batch))
 
 
@@ -137,9 +145,7 @@ NAME_MAP: list[tuple[str, str]] = [
     (r"^layers\.(\d+)\.([A-E])\.", r"convs.\1.\2."),  # GatedGCN's five linear maps
     (r"^node_norms\.(\d+)\.norm\.", r"norms.\1."),
     (r"^edge_norms\.(\d+)\.norm\.", r"edge_norms.\1."),
-    (r"^head\.mlp\.0\.", "head.0."),
-    (r"^head\.mlp\.3\.", "head.2."),
-    (r"^head\.mlp\.6\.", "head.4."),
+    (r"^head\.mlp\.(\d+)\.", r"head.\1."),
 ]
 
 
@@ -188,11 +194,17 @@ def prepare(ctx: Context, recipe: Recipe, steps: int) -> Setup:
     cfg = recipe_config(ctx, recipe)
     dm = ready_datamodule(ctx, cfg)
     make = network_builder(cfg, dm.info)
-    width = solve_width(make, int(cfg.budget.max_params), int(cfg.model.get("width_multiple", 1))).hidden_dim
+    width = network_width(cfg, make)
     torch.manual_seed(int(cfg.seed))
     ours = make(width)
     reference = ReferenceNet(
-        recipe.name, width, int(cfg.model.num_layers), int(cfg.pe.k), dm.info.num_outputs, float(cfg.model.dropout)
+        recipe.name,
+        width,
+        int(cfg.model.num_layers),
+        int(cfg.pe.k),
+        dm.info.num_outputs,
+        float(cfg.model.dropout),
+        int(cfg.pe.concat_dim),
     )
     copy_weights(ours, reference)
     batches = []

@@ -73,7 +73,9 @@ def network_width(cfg: DictConfig, make_network: Callable[[int], nn.Module]) -> 
     """``model.hidden_dim``, or the width solved under ``budget.max_params`` when a budget is set."""
     max_params = cfg.budget.get("max_params")
     if max_params is not None and cfg.budget.get("solve_width", True):
-        return solve_width(make_network, int(max_params), int(cfg.model.get("width_multiple", 1))).hidden_dim
+        # a PE concatenated to the node embedding (pe.concat_dim) needs at least one channel beside it
+        min_width = int(cfg.pe.get("concat_dim") or 0) + 1
+        return solve_width(make_network, int(max_params), int(cfg.model.get("width_multiple", 1)), min_width=min_width).hidden_dim
     return int(cfg.model.hidden_dim)
 
 

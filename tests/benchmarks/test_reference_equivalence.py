@@ -1,8 +1,9 @@
-"""graphbench's networks (sparse fast paths, in-place message buffers) compute the maths of the
-plain-PyG reference of ``benchmarks/reference.py`` (``GCNConv``, ``GINEConv``, a ``MessagePassing``
-GatedGCN, ``BatchNorm1d``, ``global_mean_pool``): with the same initial weights (copied by the
-benchmark's name map), the same batch and the same dropout masks, the losses of three AdamW steps and
-every parameter's gradient agree up to float summation order, on real Peptides-func graphs."""
+"""graphbench's networks of the LRGB-tuned Peptides-func recipes (sparse fast paths, in-place message
+buffers) compute the maths of the plain-PyG reference of ``benchmarks/reference.py`` (toenshoff/LRGB's
+model: ``GCNConv``, ``GINEConv``, a ``MessagePassing`` GatedGCN, ``BatchNorm1d``, ``global_mean_pool``):
+with the same initial weights (copied by the benchmark's name map), the same batch and the same dropout
+masks, the losses of three AdamW steps and every parameter's gradient agree up to float summation order,
+on real Peptides-func graphs, the recipes narrowed to width 16 (RWSE of 4 steps to 4 channels), 3 layers."""
 
 from __future__ import annotations
 
@@ -12,11 +13,30 @@ from torch import nn
 from torch_geometric.data import Data
 
 from benchmarks.reference import ReferenceNet, copy_weights, reference_name, train_rounds
+from graphbench.build import network_builder
+from graphbench.data.info import DatasetInfo, FeatureSpec
 from graphbench.modules.layers import GatedGCNLayer, GCNLayer, GINELayer
-from tests.modules.test_propagation import _network, _peptide_batch
+from tests.modules.test_propagation import _peptide_batch
+from tests.recipes._source import composed
 
 LAYERS = {"gcn": GCNLayer, "gine": GINELayer, "gatedgcn": GatedGCNLayer}
-WIDTH, DEPTH, K = 16, 3, 4
+WIDTH, DEPTH, K, DIM_PE = 16, 3, 4, 4
+INFO = DatasetInfo("peptides-func", "graph", "multilabel", 10, "ap", True, FeatureSpec("atom"), FeatureSpec("bond"))
+
+
+def _recipe_network(kind: str) -> nn.Module:
+    """``experiment=lrgb-tuned/peptides-func-<kind>`` at the test's width, depth and RWSE size."""
+    cfg = composed(
+        f"experiment=lrgb-tuned/peptides-func-{kind}",
+        f"model.hidden_dim={WIDTH}",
+        f"model.num_layers={DEPTH}",
+        f"pe.k={K}",
+        f"pe.concat_dim={DIM_PE}",
+        "speedups=off",
+    )
+    network = network_builder(cfg, INFO)(WIDTH)
+    assert all(isinstance(layer, LAYERS[kind]) and layer.sparse for layer in network.layers)
+    return network
 
 
 def _steps(net: nn.Module, batch, steps: int) -> tuple[list[float], dict[str, torch.Tensor]]:
@@ -41,8 +61,8 @@ def _steps(net: nn.Module, batch, steps: int) -> tuple[list[float], dict[str, to
 def test_graphbench_network_trains_like_the_plain_pyg_reference(kind: str) -> None:
     batch = _peptide_batch(12)
     torch.manual_seed(0)
-    ours = _network(LAYERS[kind], sparse=True, layers=DEPTH, width=WIDTH)
-    reference = ReferenceNet(kind, WIDTH, DEPTH, K, 10, dropout=0.1)
+    ours = _recipe_network(kind)
+    reference = ReferenceNet(kind, WIDTH, DEPTH, K, 10, dropout=0.1, dim_pe=DIM_PE)
     copy_weights(ours, reference)
     our_losses, our_grads = _steps(ours, batch, 3)
     reference_losses, reference_grads = _steps(reference, batch, 3)

@@ -102,6 +102,19 @@ def test_budget_exactly_met() -> None:
     assert solve_width(two_layer, 14 * 50 + 3).hidden_dim == 50
 
 
+def test_min_width_is_the_narrowest_candidate() -> None:
+    """A model that cannot be built narrower (a concatenated PE of 28 channels) is never built narrower."""
+
+    def concat_pe(width: int) -> nn.Module:
+        if width <= 28:
+            raise ValueError("no channel beside the PE")
+        return two_layer(width)
+
+    assert solve_width(concat_pe, 1000, min_width=29).hidden_dim == 71
+    with pytest.raises(ConfigError, match="hidden_dim=32"):
+        solve_width(concat_pe, 10, width_multiple=4, min_width=29)
+
+
 def test_too_small_budget_is_a_clear_error() -> None:
     with pytest.raises(ConfigError, match="narrowest model"):
         solve_width(two_layer, 10)

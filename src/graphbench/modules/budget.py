@@ -19,10 +19,15 @@ class SolvedWidth:
 
 
 def solve_width(
-    build: Callable[[int], nn.Module], max_params: int, width_multiple: int = 1, max_width: int = 1 << 16
+    build: Callable[[int], nn.Module],
+    max_params: int,
+    width_multiple: int = 1,
+    max_width: int = 1 << 16,
+    min_width: int = 1,
 ) -> SolvedWidth:
-    r"""The largest hidden width :math:`d` (a multiple of ``width_multiple``) whose fully built model
-    has :math:`P(d) \le` ``max_params`` parameters.
+    r"""The largest hidden width :math:`d \ge` ``min_width`` (a multiple of ``width_multiple``) whose fully
+    built model has :math:`P(d) \le` ``max_params`` parameters (``min_width``: the narrowest model that can be
+    built, e.g. one channel beside a concatenated PE).
 
     :math:`P(d)` is counted on the real model (input and PE encoders, layers, norms, head), as
     Dwivedi et al. (2020) prescribe budgets of 100k/500k parameters. :math:`P` grows monotonically
@@ -41,12 +46,13 @@ def solve_width(
                 counts[units] = count_parameters(build(units * step))
         return counts[units]
 
-    if count(1) > max_params:
+    first = max(1, -(-min_width // step))
+    if count(first) > max_params:
         raise ConfigError(
-            f"even the narrowest model (hidden_dim={step}) has {count(1):,} parameters, over the budget "
+            f"even the narrowest model (hidden_dim={first * step}) has {count(first):,} parameters, over the budget "
             f"of {max_params:,}; raise budget.max_params or reduce model.num_layers"
         )
-    lo, limit = 1, max(1, max_width // step)
+    lo, limit = first, max(first, max_width // step)
     while lo < limit and count(min(2 * lo, limit)) <= max_params:
         lo = min(2 * lo, limit)
     hi = min(2 * lo, limit) if lo < limit else lo
