@@ -1,5 +1,6 @@
-"""LastCheckpoint writes the full state at epoch ends at most every ``every_s`` seconds, and when
-training ends."""
+"""LastCheckpoint writes the full state at the boundary between two epochs, at most every ``every_s``
+seconds, when training ends and when training is interrupted; a run resumed from it logs what the
+uninterrupted run logs."""
 
 from __future__ import annotations
 
@@ -41,19 +42,21 @@ class Tick(L.Callback):
         self.now += 1.0
 
 
-def fit(tmp_path: Path, every_s: float, epochs: int, module: L.LightningModule | None = None) -> tuple[LastCheckpoint, list[int]]:
-    """Trains ``module`` (a :class:`Line` by default) ``epochs`` epochs; returns the callback and the
-    global step of each write."""
+def fit(
+    tmp_path: Path, every_s: float, epochs: int, module: L.LightningModule | None = None
+) -> tuple[LastCheckpoint, list[tuple[int, str]]]:
+    """Trains ``module`` (a :class:`Line` by default) ``epochs`` epochs; returns the callback and, for
+    each save, the global step and where it went (``file`` or ``memory``)."""
     tick = Tick()
     last = LastCheckpoint(tmp_path, "last", every_s=every_s, clock=lambda: tick.now)
-    written: list[int] = []
-    save = last._save_checkpoint
+    saves: list[tuple[int, str]] = []
+    save = last._save
 
-    def recorded(trainer: L.Trainer, filepath: str) -> None:
-        written.append(trainer.global_step)
-        save(trainer, filepath)
+    def recorded(trainer: L.Trainer, file: Path | None) -> None:
+        saves.append((trainer.global_step, "memory" if file is None else "file"))
+        save(trainer, file)
 
-    last._save_checkpoint = recorded  # type: ignore[method-assign]
+    last._save = recorded  # type: ignore[method-assign]
     trainer = L.Trainer(
         max_epochs=epochs,
         callbacks=[tick, last],
@@ -64,25 +67,41 @@ def fit(tmp_path: Path, every_s: float, epochs: int, module: L.LightningModule |
         default_root_dir=tmp_path,
     )
     trainer.fit(module if module is not None else Line())
-    return last, written
+    return last, saves
 
 
-def test_every_epoch_end_is_written_with_no_interval(tmp_path: Path) -> None:
-    _, written = fit(tmp_path, every_s=0, epochs=4)
-    assert written == [1, 2, 3, 4]  # the end of training is the last epoch's end: not written twice
+def files(saves: list[tuple[int, str]]) -> list[int]:
+    return [step for step, where in saves if where == "file"]
 
 
-def test_epoch_ends_are_written_once_the_interval_passed_and_the_final_state_at_the_end(tmp_path: Path) -> None:
-    # epoch e ends at clock e + 1; the clock was 0 when training started
-    _, written = fit(tmp_path, every_s=2.5, epochs=5)
-    assert written == [3, 5]  # epoch 2 (3 s after the start), then the end of training
+def test_every_boundary_is_written_with_no_interval(tmp_path: Path) -> None:
+    _, saves = fit(tmp_path, every_s=0, epochs=4)
+    assert saves == [(1, "file"), (2, "file"), (3, "file"), (4, "file")]  # epochs 1-3's starts, then the end
+
+
+def test_boundaries_are_written_once_the_interval_passed_and_held_in_memory_between(tmp_path: Path) -> None:
+    # epoch e starts at clock e + 1; the clock was 0 when training started
+    _, saves = fit(tmp_path, every_s=2.5, epochs=5)
+    assert saves == [(1, "memory"), (2, "file"), (3, "memory"), (4, "memory"), (5, "file")]
     state = torch.load(tmp_path / "last.ckpt", weights_only=False)
-    assert state["global_step"] == 5 and state["epoch"] == 5  # the epoch counter, past the last epoch (4)
+    assert state["global_step"] == 5 and state["epoch"] == 5  # epochs done
+
+
+def test_a_boundary_file_claims_its_epochs_as_completed(tmp_path: Path) -> None:
+    tick = Tick()
+    last = LastCheckpoint(tmp_path, "last", every_s=0, clock=lambda: tick.now)
+    trainer = L.Trainer(max_epochs=3, callbacks=[tick, last], logger=False, enable_progress_bar=False, limit_val_batches=0)
+    with pytest.raises(RuntimeError, match="stop in epoch 2"):
+        trainer.fit(FailsAt(epoch=2))
+    state = torch.load(last.path, weights_only=False)
+    progress = state["loops"]["fit_loop"]["epoch_progress"]
+    assert state["epoch"] == 2 and state["global_step"] == 2
+    assert progress["total"] == {"ready": 2, "started": 2, "processed": 2, "completed": 2}
 
 
 def test_a_long_interval_writes_only_the_final_state(tmp_path: Path) -> None:
-    _, written = fit(tmp_path, every_s=1e9, epochs=3)
-    assert written == [3]
+    _, saves = fit(tmp_path, every_s=1e9, epochs=3)
+    assert files(saves) == [3]
 
 
 def test_a_negative_interval_is_refused(tmp_path: Path) -> None:
@@ -90,19 +109,78 @@ def test_a_negative_interval_is_refused(tmp_path: Path) -> None:
         LastCheckpoint(tmp_path, "last", every_s=-1)
 
 
-def test_the_state_key_is_the_one_model_checkpoint_derives(tmp_path: Path) -> None:
-    # the key names the callback's state in a checkpoint: resuming needs it unchanged
-    from lightning.pytorch.callbacks import ModelCheckpoint
-
-    last = LastCheckpoint(tmp_path, "last", every_s=0)
-    assert last.state_key == ModelCheckpoint.state_key.fget(last)  # type: ignore[attr-defined]
-    assert last.state_key.startswith("LastCheckpoint{")
-
-
 def test_steps_within_an_epoch_write_nothing(tmp_path: Path) -> None:
     class ThreeSteps(Line):
         def train_dataloader(self) -> DataLoader[torch.Tensor]:
             return DataLoader(torch.ones(3, 1), batch_size=1)
 
-    _, written = fit(tmp_path, every_s=0, epochs=2, module=ThreeSteps())
-    assert written == [3, 6]
+    _, saves = fit(tmp_path, every_s=0, epochs=2, module=ThreeSteps())
+    assert saves == [(3, "file"), (6, "file")]
+
+
+class Scheduled(Line):
+    """:class:`Line` under a scheduler stepped at every epoch's end (a plateau scheduler on the
+    epoch's loss, which reduces the rate every second epoch, or a step decay), recording each epoch's
+    rate and weight; it raises in the first step of ``fail_epoch``."""
+
+    def __init__(self, kind: str, fail_epoch: int | None = None) -> None:
+        super().__init__()
+        self.kind, self.fail_epoch = kind, fail_epoch
+        self.seen: list[tuple[int, float, float]] = []
+
+    def training_step(self, batch: torch.Tensor, batch_idx: int) -> torch.Tensor:
+        if self.current_epoch == self.fail_epoch:
+            raise RuntimeError(f"stop in epoch {self.fail_epoch}")
+        loss = ((self.w - batch) ** 2).sum()
+        self.log("fit_loss", loss, on_epoch=True, on_step=False)
+        return loss
+
+    def on_train_epoch_end(self) -> None:
+        self.seen.append((self.current_epoch, self.trainer.optimizers[0].param_groups[0]["lr"], float(self.w)))
+
+    def configure_optimizers(self):  # type: ignore[no-untyped-def]
+        optimizer = torch.optim.SGD(self.parameters(), lr=0.4)
+        if self.kind == "plateau":  # no loss counts as an improvement (threshold 10 in relative mode)
+            scheduler = torch.optim.lr_scheduler.ReduceLROnPlateau(optimizer, patience=1, threshold=10.0)
+        else:
+            scheduler = torch.optim.lr_scheduler.StepLR(optimizer, step_size=1, gamma=0.5)
+        return {"optimizer": optimizer, "lr_scheduler": {"scheduler": scheduler, "monitor": "fit_loss"}}
+
+
+def scheduled_fit(module: Scheduled, last: LastCheckpoint, ckpt_path: Path | None = None) -> None:
+    trainer = L.Trainer(
+        max_epochs=6, callbacks=[last], logger=False, enable_progress_bar=False, enable_model_summary=False, limit_val_batches=0
+    )
+    trainer.fit(module, ckpt_path=ckpt_path)
+
+
+@pytest.mark.parametrize("every_s", [0.0, 1e9], ids=["written-every-epoch", "written-when-interrupted"])
+@pytest.mark.parametrize("kind", ["plateau", "step"])
+def test_a_run_resumed_after_an_interruption_continues_as_the_uninterrupted_run(
+    tmp_path: Path, kind: str, every_s: float
+) -> None:
+    reference = Scheduled(kind)
+    scheduled_fit(reference, LastCheckpoint(tmp_path / "reference", "last", every_s=0))
+    assert len({lr for _, lr, _ in reference.seen}) >= 3  # the rate changes several times
+
+    interrupted = Scheduled(kind, fail_epoch=3)
+    last = LastCheckpoint(tmp_path / "run", "last", every_s=every_s)
+    with pytest.raises(RuntimeError, match="stop in epoch 3"):
+        scheduled_fit(interrupted, last)
+    assert torch.load(last.path, weights_only=False)["epoch"] == 3
+    resumed = Scheduled(kind)
+    scheduled_fit(resumed, LastCheckpoint(tmp_path / "run", "last", every_s=every_s), ckpt_path=last.path)
+    assert interrupted.seen + resumed.seen == reference.seen
+
+
+class FailsAt(Line):
+    """:class:`Line` that raises in the first step of epoch ``epoch``."""
+
+    def __init__(self, epoch: int) -> None:
+        super().__init__()
+        self.fail_epoch = epoch
+
+    def training_step(self, batch: torch.Tensor, batch_idx: int) -> torch.Tensor:
+        if self.current_epoch == self.fail_epoch:
+            raise RuntimeError(f"stop in epoch {self.fail_epoch}")
+        return super().training_step(batch, batch_idx)

@@ -168,13 +168,11 @@ def _fit_and_test(
         trainer_callbacks.append(callback)
         if callback is history:  # every ending records the epochs so far
             trainer_callbacks.append(RecordProgress(record, history, tracker))
-    resume_from = last.path if resume and last is not None and last.path.is_file() else None
-    resumed_epoch = None
-    if resume_from is not None:
-        resumed_epoch = int(torch.load(resume_from, map_location="cpu", weights_only=False)["epoch"])
-        log.info("resuming from %s (epoch %d done)", resume_from, resumed_epoch)
+    resume_from, resumed_epoch = _resume_point(resume, last, output_dir, writer)
     if writer:
         open_loggers(cfg, record, loggers, resumed_epoch)
+    if resume_from is not None:  # the sanity check would draw from the restored generators before epoch 1 does
+        trainer_cfg["num_sanity_val_steps"] = 0
     # speedups=auto: self.log without Lightning's per-call walk over each logged result, for this run
     with (
         launch_context(cfg, local_processes, output_dir, resume=resume_from is not None),
@@ -229,6 +227,34 @@ def _fit_and_test(
     record.peak_memory_mb = ResourceTracker.peak_memory_mb(module.device)
     if writer and predictions is not None:
         predictions.save(output_dir / "predictions.npz")
+
+
+def _resume_point(resume: bool, last: LastCheckpoint | None, output_dir: Path, writer: bool) -> tuple[Path | None, int | None]:
+    """The ``last.ckpt`` a ``resume`` continues from and the last epoch it holds (0-based), or
+    ``(None, None)``. A resume of an earlier run that left no checkpoint says so and keeps its log: the
+    ``writer`` moves the CSV rows already written to ``csv/metrics.<n>.csv`` before the run starts from
+    epoch 0."""
+    if not resume:
+        return None, None
+    if last is not None and last.path.is_file():
+        epochs_done = int(torch.load(last.path, map_location="cpu", weights_only=False)["epoch"])
+        log.info("resuming from %s (epoch %d done)", last.path, epochs_done - 1)
+        return last.path, epochs_done - 1
+    earlier = output_dir / "csv" / "metrics.csv"
+    if writer and earlier.is_file():
+        reason = "callbacks.last_checkpoint is removed" if last is None else f"{last.path} was never written"
+        kept = _free_name(earlier)
+        earlier.rename(kept)
+        log.info("resume=auto starts from epoch 0 (%s); the earlier log is kept as %s", reason, kept)
+    return None, None
+
+
+def _free_name(path: Path) -> Path:
+    """``path`` with the first ``.<n>`` before its suffix that names no file: ``metrics.1.csv``, ..."""
+    n = 1
+    while (candidate := path.with_name(f"{path.stem}.{n}{path.suffix}")).exists():
+        n += 1
+    return candidate
 
 
 def _named(callbacks: dict[str, Callback], name: str, kind: type[CallbackT]) -> CallbackT | None:
