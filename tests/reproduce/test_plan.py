@@ -4,6 +4,10 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import pytest
+from hydra import compose, initialize_config_dir
+from hydra.core.global_hydra import GlobalHydra
+
 from graphbench.reproduce.plan import Options, auto_jobs, data_root, launcher_overrides, plan_table
 from graphbench.reproduce.spec import load_spec
 from tests.paths import CONF
@@ -84,3 +88,25 @@ def test_auto_jobs_is_gpu_memory_over_memory_per_run_else_the_cores() -> None:
 def test_the_data_root_follows_the_paths_config() -> None:
     assert data_root(("paths.data_dir=/x",), {"GRAPHBENCH_DATA": "/y"}) == Path("/x")
     assert data_root((), {"GRAPHBENCH_DATA": "/y"}) == Path("/y")
+
+
+@pytest.mark.parametrize(
+    ("launcher", "jobs", "target"),
+    [("submitit_slurm", 1, "submitit_launcher.SlurmLauncher"), (None, 4, "joblib_launcher.JoblibLauncher")],
+)
+def test_a_cells_command_composes_with_its_launcher_sweep_dir_and_resume(
+    tmp_path: Path, launcher: str | None, jobs: int, target: str
+) -> None:
+    root = data(tmp_path, "Planetoid/Cora/raw", "Planetoid/CiteSeer/raw")
+    cell = plan_table(load_spec("kipf-welling-2017", CONF), options(tmp_path, launcher=launcher, jobs=jobs), root).cells[1]
+    one_job = [override.replace("seed=0,1,2", "seed=2") for override in cell.overrides]  # compose takes no sweep
+    GlobalHydra.instance().clear()
+    try:
+        with initialize_config_dir(config_dir=str(CONF), version_base="1.3"):
+            cfg = compose("config", overrides=one_job, return_hydra_config=True)
+    finally:
+        GlobalHydra.instance().clear()
+    assert cfg.hydra.launcher._target_.endswith(target)
+    assert cfg.hydra.sweep.dir == str(cell.sweep_dir) and cfg.resume == "auto" and cfg.dataset.name == "citeseer"
+    if launcher is None:
+        assert cfg.hydra.launcher.n_jobs == 3  # capped by the cell's 3 runs

@@ -47,7 +47,7 @@ CELL_KEYS: frozenset[str] = frozenset({"row", "column", "overrides", "data", "pa
 
 
 class SpecError(Exception):
-    """A table name that does not exist, or a table file that does not follow the schema; the message says which."""
+    """Bad input: an unknown table name, a table file off the schema or an option out of range; the message says which."""
 
 
 @dataclass(frozen=True)
