@@ -154,7 +154,7 @@ def test_training_steps_of_the_lrgb_tuned_recipes_make_only_the_allowed_host_syn
 ) -> None:
     cfg = compose_cfg([f"experiment=lrgb-tuned/peptides-func-{model}"])
     torch.manual_seed(0)
-    task = build_task_module(cfg, network_builder(cfg, PEPTIDES_FUNC)(16), PEPTIDES_FUNC)
+    task = build_task_module(cfg, network_builder(cfg, PEPTIDES_FUNC)(32), PEPTIDES_FUNC)  # 4 channels beside the 28 of RWSE
     graphs = [peptide_like(n, ring=n % 2 == 0, seed=n) for n in (5, 6, 7, 4, 8, 5)]
     mode = HostTraffic()
     window = Window(mode)
