@@ -69,7 +69,10 @@ CARD = {
 def test_deviations_are_read_from_each_runs_recipe_card_once_per_key(tmp_path: Path) -> None:
     runs = [load_run(write_result(tmp_path / f"s{seed}", seed=seed, recipe_card=CARD) / "results.json") for seed in (0, 1)]
     deviations = deviations_of(runs)
-    assert [d.short() for d in deviations] == ["trainer.max_epochs: 250 → 16", "optimizer.lr: 0.001 → 0.01"]
+    assert [d.formatted() for d in deviations] == [
+        "trainer.max_epochs: source 250, ours 16. CPU Effect: lower AP.",
+        "optimizer.lr: source 0.001, ours 0.01. w Effect: e.",
+    ]
     assert deviations_of([load_run(write_result(tmp_path / "none", seed=0) / "results.json")]) == []
 
 
@@ -89,7 +92,7 @@ def test_the_markdown_and_csv_show_ours_beside_the_papers_with_the_verdict(tmp_p
         "| trainer.max_epochs; optimizer.lr |",
         f"| CiteSeer | GCN | test accuracy (%) | missing data: {root / 'Planetoid/CiteSeer/raw'} | 70.30 | n/a | missing data |  |",
     ]
-    assert "- Cora / GCN: `trainer.max_epochs` 250 → 16 (CPU; effect: lower AP)" in markdown
+    assert "- Cora / GCN: trainer.max_epochs: source 250, ours 16. CPU Effect: lower AP." in markdown
     assert "Provenance: " in markdown and cora.shown in markdown and plan.cells[1].shown not in markdown
     assert "Not a reproduction" not in markdown
     table = list(csv.DictReader(io.StringIO(format_csv(plan, results))))

@@ -26,7 +26,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from graphbench.report.collect import Block, Group, Run, load_run
-from graphbench.report.literature import PaperValue
+from graphbench.report.literature import Deviation, PaperValue, recipe_card
 from graphbench.report.provenance import provenance_line
 from graphbench.report.stats import mean, rank_stability, sample_std
 from graphbench.report.table import format_rank_stability
@@ -55,33 +55,14 @@ def verdict(ours_mean: float, ours_std: float, n: int, paper: PaperValue | None)
     return d, f"differs{suffix}"
 
 
-@dataclass(frozen=True)
-class Deviation:
-    """One ``recipe_card.deviations`` entry: the key, the source's value and ours, why, and the measured effect."""
-
-    key: str
-    source: str
-    ours: str
-    why: str
-    effect: str
-
-    def short(self) -> str:
-        """``trainer.max_epochs: 250 → 16``."""
-        return f"{self.key}: {self.source} → {self.ours}"
-
-
 def deviations_of(runs: Sequence[Run]) -> list[Deviation]:
-    """The distinct ``recipe_card.deviations`` entries over ``runs`` (by key, first seen), empty without a card."""
+    """The distinct ``recipe_card.deviations`` over ``runs`` (:func:`graphbench.report.literature.recipe_card`),
+    one per key, first seen first; empty when no run has a recipe card."""
     found: dict[str, Deviation] = {}
     for run in runs:
-        card = (run.config or {}).get("recipe_card")
-        entries = card.get("deviations") if isinstance(card, dict) else None
-        for entry in entries if isinstance(entries, list) else []:
-            if isinstance(entry, dict) and "key" in entry:
-                key = str(entry["key"])
-                found.setdefault(
-                    key, Deviation(key, *(str(entry.get(field, "")) for field in ("source", "ours", "why", "effect")))
-                )
+        card = recipe_card(run.config)
+        for deviation in card.deviations if card is not None else ():
+            found.setdefault(deviation.key, deviation)
     return list(found.values())
 
 
@@ -202,7 +183,7 @@ def format_markdown(table: TablePlan, results: Sequence[CellResult]) -> str:
     deviations = [(r.plan.cell.label, d) for r in results for d in r.deviations]
     if deviations:
         lines += ["", "Deviations from the papers' recipes (recipe_card):"]
-        lines += [f"- {label}: `{d.key}` {d.source} → {d.ours} ({d.why}; effect: {d.effect})" for label, d in deviations]
+        lines += [f"- {label}: {deviation.formatted()}" for label, deviation in deviations]
     if spec.rank_stability:
         lines += ["", "Rank stability of each column's rows across seeds:", *rank_lines(table, results)]
     lines += [f"Note: {note}" for note in spec.notes]
@@ -259,7 +240,7 @@ def format_csv(table: TablePlan, results: Sequence[CellResult]) -> str:
             "paper_source": paper.source if paper else cell.paper_note,
             "d": _number(result.d),
             "verdict": result.verdict,
-            "deviations": "; ".join(d.short() for d in result.deviations),
+            "deviations": " ".join(d.formatted() for d in result.deviations),
             "fast": table.options.fast,
             "command": result.plan.shown if result.plan.runnable else "",
         }
