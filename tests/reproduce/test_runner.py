@@ -2,11 +2,13 @@
 
 from __future__ import annotations
 
+import os
+import sys
 from collections.abc import Mapping
 from pathlib import Path
 
 from graphbench.reproduce.plan import Options, plan_table
-from graphbench.reproduce.runner import describe, format_duration, run_cell, run_state, thread_env
+from graphbench.reproduce.runner import describe, format_duration, launch_subprocess, run_cell, run_state, thread_env
 from graphbench.reproduce.spec import load_spec
 from tests.paths import CONF
 from tests.reproduce._runs import write_result
@@ -81,3 +83,11 @@ def test_describe_duration_and_threads() -> None:
     assert thread_env({}, 4, 16) == {"OMP_NUM_THREADS": "4"}
     assert thread_env({"OMP_NUM_THREADS": "1"}, 4, 16) == {"OMP_NUM_THREADS": "1"}
     assert thread_env({}, 1, 16) == {}
+
+
+def test_launch_subprocess_appends_the_command_and_its_output_to_the_log(tmp_path: Path) -> None:
+    log = tmp_path / "cell" / "launch.log"
+    argv = [sys.executable, "-c", "print('hello'); raise SystemExit(3)"]
+    assert launch_subprocess(argv, log, dict(os.environ)) == 3
+    assert launch_subprocess(argv, log, dict(os.environ)) == 3
+    assert log.read_text() == f"$ {' '.join(argv)}\nhello\n" * 2

@@ -86,12 +86,18 @@ Launch = Callable[[list[str], Path, Mapping[str, str]], int]
 
 
 def launch_subprocess(argv: list[str], log_path: Path, env: Mapping[str, str]) -> int:
-    """Run ``argv`` with stdout and stderr appended to ``log_path``; its exit code."""
+    """Run ``argv`` with stdout and stderr appended to ``log_path``; its exit code. On Ctrl-C (which the
+    child receives too) it waits for the child to record its runs as interrupted, then re-raises."""
     log_path.parent.mkdir(parents=True, exist_ok=True)
     with log_path.open("a") as log:
         log.write(f"$ {' '.join(argv)}\n")
         log.flush()
-        return subprocess.run(argv, stdout=log, stderr=subprocess.STDOUT, env=dict(env), check=False).returncode
+        process = subprocess.Popen(argv, stdout=log, stderr=subprocess.STDOUT, env=dict(env))
+        try:
+            return process.wait()
+        except KeyboardInterrupt:
+            process.wait()
+            raise
 
 
 def thread_env(environ: Mapping[str, str], jobs: int, cpu_count: int) -> dict[str, str]:
