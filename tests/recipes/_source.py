@@ -40,3 +40,15 @@ def mismatches(cfg: DictConfig | Mapping[str, Any], transcription: Mapping[str, 
 def deviation_keys(cfg: DictConfig) -> Sequence[str]:
     """The keys the recipe card declares as deviations."""
     return [str(d["key"]) for d in cfg.recipe_card.deviations]
+
+
+def undeclared(cfg: DictConfig, transcription: Mapping[str, Any]) -> list[str]:
+    """The :func:`mismatches` that the recipe card does not declare: a mismatch on ``a.b.c`` is declared by a
+    deviation on ``a.b.c``, ``a.b`` or ``a``. ``[]``: the recipe is its source wherever its card does not say
+    otherwise."""
+    declared = deviation_keys(cfg)
+    return [
+        line
+        for line in mismatches(cfg, transcription)
+        if not any(line.split(":")[0] == d or line.split(":")[0].startswith(f"{d}.") for d in declared)
+    ]
