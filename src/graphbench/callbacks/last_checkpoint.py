@@ -119,7 +119,7 @@ class LastCheckpoint(L.Callback):
         """The full state into ``file``, or (``None``) into memory, held for :meth:`on_exception`."""
         self._boundary_save = True
         try:
-            trainer.save_checkpoint(file if file is not None else self._memory_path)
+            trainer.save_checkpoint(file if file is not None else self._memory_path, weights_only=False)
         finally:
             self._boundary_save = False
         if file is not None:
