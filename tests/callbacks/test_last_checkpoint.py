@@ -33,21 +33,23 @@ class Line(L.LightningModule):
 
 
 class Tick(L.Callback):
-    """A clock that reads one more second at every epoch start."""
+    """A clock that reads ``step`` more seconds at every epoch start."""
 
-    def __init__(self) -> None:
+    def __init__(self, step: float = 1.0) -> None:
         self.now = 0.0
+        self.step = step
 
     def on_train_epoch_start(self, trainer: L.Trainer, pl_module: L.LightningModule) -> None:
-        self.now += 1.0
+        self.now += self.step
 
 
 def fit(
-    tmp_path: Path, every_s: float, epochs: int, module: L.LightningModule | None = None
+    tmp_path: Path, every_s: float, epochs: int, module: L.LightningModule | None = None, epoch_s: float = 1.0
 ) -> tuple[LastCheckpoint, list[tuple[int, str]]]:
-    """Trains ``module`` (a :class:`Line` by default) ``epochs`` epochs; returns the callback and, for
-    each save, the global step and where it went (``file`` or ``memory``)."""
-    tick = Tick()
+    """Trains ``module`` (a :class:`Line` by default) ``epochs`` epochs of ``epoch_s`` seconds each on
+    the callback's clock; returns the callback and, for each save, the global step and where it went
+    (``file`` or ``memory``)."""
+    tick = Tick(epoch_s)
     last = LastCheckpoint(tmp_path, "last", every_s=every_s, clock=lambda: tick.now)
     saves: list[tuple[int, str]] = []
     save = last._save
@@ -99,6 +101,12 @@ def test_a_boundary_file_claims_its_epochs_as_completed(tmp_path: Path) -> None:
     assert progress["total"] == {"ready": 2, "started": 2, "processed": 2, "completed": 2}
 
 
+def test_the_boundary_in_memory_is_renewed_at_most_every_second(tmp_path: Path) -> None:
+    # epoch e starts at clock 0.4 (e + 1): only epoch 2's start is a second after the previous hold
+    _, saves = fit(tmp_path, every_s=1e9, epochs=5, epoch_s=0.4)
+    assert saves == [(2, "memory"), (5, "file")]
+
+
 def test_a_long_interval_writes_only_the_final_state(tmp_path: Path) -> None:
     _, saves = fit(tmp_path, every_s=1e9, epochs=3)
     assert files(saves) == [3]
@@ -147,9 +155,14 @@ class Scheduled(Line):
         return {"optimizer": optimizer, "lr_scheduler": {"scheduler": scheduler, "monitor": "fit_loss"}}
 
 
-def scheduled_fit(module: Scheduled, last: LastCheckpoint, ckpt_path: Path | None = None) -> None:
+def scheduled_fit(module: Scheduled, last: LastCheckpoint, tick: Tick, ckpt_path: Path | None = None) -> None:
     trainer = L.Trainer(
-        max_epochs=6, callbacks=[last], logger=False, enable_progress_bar=False, enable_model_summary=False, limit_val_batches=0
+        max_epochs=6,
+        callbacks=[tick, last],
+        logger=False,
+        enable_progress_bar=False,
+        enable_model_summary=False,
+        limit_val_batches=0,
     )
     trainer.fit(module, ckpt_path=ckpt_path)
 
@@ -159,17 +172,19 @@ def scheduled_fit(module: Scheduled, last: LastCheckpoint, ckpt_path: Path | Non
 def test_a_run_resumed_after_an_interruption_continues_as_the_uninterrupted_run(
     tmp_path: Path, kind: str, every_s: float
 ) -> None:
+    tick = Tick()  # one second an epoch: the boundary in memory is renewed at every epoch
     reference = Scheduled(kind)
-    scheduled_fit(reference, LastCheckpoint(tmp_path / "reference", "last", every_s=0))
+    scheduled_fit(reference, LastCheckpoint(tmp_path / "reference", "last", every_s=0), tick)
     assert len({lr for _, lr, _ in reference.seen}) >= 3  # the rate changes several times
 
     interrupted = Scheduled(kind, fail_epoch=3)
-    last = LastCheckpoint(tmp_path / "run", "last", every_s=every_s)
+    last = LastCheckpoint(tmp_path / "run", "last", every_s=every_s, clock=lambda: tick.now)
     with pytest.raises(RuntimeError, match="stop in epoch 3"):
-        scheduled_fit(interrupted, last)
+        scheduled_fit(interrupted, last, tick)
     assert torch.load(last.path, weights_only=False)["epoch"] == 3
     resumed = Scheduled(kind)
-    scheduled_fit(resumed, LastCheckpoint(tmp_path / "run", "last", every_s=every_s), ckpt_path=last.path)
+    again = LastCheckpoint(tmp_path / "run", "last", every_s=every_s, clock=lambda: tick.now)
+    scheduled_fit(resumed, again, tick, ckpt_path=last.path)
     assert interrupted.seen + resumed.seen == reference.seen
 
 

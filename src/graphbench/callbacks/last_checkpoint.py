@@ -14,6 +14,9 @@ from typing import Any
 import fsspec
 import lightning as L
 
+#: between writes of the file, the boundary kept in memory for an interruption is renewed at most this often
+HOLD_EVERY_S: float = 1.0
+
 
 class LastCheckpoint(L.Callback):
     """Writes the full state (weights, optimizer, schedulers, loops, every callback's state, RNG) to
@@ -30,9 +33,11 @@ class LastCheckpoint(L.Callback):
     it as the start of the next epoch.
 
     Writes happen at a boundary once ``every_s`` seconds have passed since the previous write (``0``:
-    at every boundary) and when training ends. Between writes the latest boundary is kept in memory,
-    and an interruption (Ctrl-C, SIGTERM, a preemption signal, any error) writes it: an interrupted run
-    loses only the epoch it was in, a killed run (SIGKILL) at most ``every_s`` seconds. In a
+    at every boundary) and when training ends. Between writes a boundary is kept in memory, at most
+    every :data:`HOLD_EVERY_S` seconds (serializing the state at every boundary would cost short
+    full-batch epochs a noticeable share of their time), and an interruption (Ctrl-C, SIGTERM, a
+    preemption signal, any error) writes it: an interrupted run loses the epoch it was in and at most
+    that second, a killed run (SIGKILL) at most ``every_s`` seconds. In a
     data-parallel run rank 0's clock decides for every rank, since a checkpoint is a collective step,
     and rank 0 alone writes.
     """
@@ -44,7 +49,7 @@ class LastCheckpoint(L.Callback):
         self.filename = filename
         self.every_s = every_s
         self.clock = clock
-        self._written_at = clock()
+        self._written_at = self._held_at = clock()
         self._first_epoch = 0
         self._written_epochs: int | None = None  # epochs done in the file on disk
         self._held: tuple[int, bytes] | None = None  # (epochs done, the serialized state) not yet on disk
@@ -66,7 +71,7 @@ class LastCheckpoint(L.Callback):
         self._resume_stopped = bool(state_dict.get("stopped", False))
 
     def on_train_start(self, trainer: L.Trainer, pl_module: L.LightningModule) -> None:
-        self._written_at = self.clock()
+        self._written_at = self._held_at = self.clock()
         self._first_epoch = trainer.current_epoch
         # a resumed run starts from the state its file holds
         self._written_epochs = trainer.current_epoch if trainer.current_epoch > 0 else None
@@ -76,10 +81,14 @@ class LastCheckpoint(L.Callback):
     def on_train_epoch_start(self, trainer: L.Trainer, pl_module: L.LightningModule) -> None:
         if trainer.current_epoch == self._first_epoch:  # nothing trained since this fit started
             return
-        due = bool(trainer.strategy.broadcast(self.clock() - self._written_at >= self.every_s))
-        self._save(trainer, self.path if due else None)
+        now = self.clock()
+        due, hold = trainer.strategy.broadcast((now - self._written_at >= self.every_s, now - self._held_at >= HOLD_EVERY_S))
         if due:
-            self._written_at = self.clock()
+            self._save(trainer, self.path)
+            self._written_at = self._held_at = self.clock()
+        elif hold:
+            self._save(trainer, None)
+            self._held_at = self.clock()
 
     def on_train_end(self, trainer: L.Trainer, pl_module: L.LightningModule) -> None:
         """The state after the last epoch, unless the file holds it already (``fast_dev_run`` saves
