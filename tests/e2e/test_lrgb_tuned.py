@@ -123,3 +123,34 @@ def test_recipe_trains_one_step(
     assert 0.9 * 500_000 < record.num_params <= 500_000
     wider = network_builder(cfg, datamodule.info)(record.hidden_dim + int(cfg.model.width_multiple))
     assert count_parameters(wider) > 500_000
+
+
+def test_the_learning_rate_warms_up_as_the_sources_cosine_with_warmup(
+    compose_cfg: Callable[..., DictConfig],
+    lrgb_fixture_root: Path,
+    shared_cache_dir: Path,
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """toenshoff/LRGB's cosine_with_warmup (num_warmup_epochs 5): the learning rate logged at epoch 0 is
+    base_lr * 1e-6, at epoch 5 the base rate."""
+    files = [RawFile(f.relpath, md5=md5sum(lrgb_fixture_root / f.relpath), url=f.url) for f in peptides.PEPTIDES_STRUCT_FILES]
+    monkeypatch.setattr(peptides, "PEPTIDES_STRUCT_FILES", files)
+    cfg = compose_cfg(
+        [
+            "experiment=lrgb-tuned/peptides-struct-gcn",
+            f"paths.data_dir={lrgb_fixture_root}",
+            f"paths.cache_dir={shared_cache_dir}",
+            "dataset.featurize_workers=1",
+            "model.hidden_dim=32",
+            "trainer.max_epochs=6",
+            "++trainer.limit_train_batches=1",
+            "++trainer.limit_val_batches=1",
+            "trainer.enable_progress_bar=false",
+            "logger=none",
+        ]
+    )
+    record = train(cfg)
+    assert record.status == "completed", record.status
+    lrs = [entry["lr"] for entry in record.history]
+    assert lrs[0] == pytest.approx(1e-3 * 1e-6, rel=1e-9) and lrs[5] == pytest.approx(1e-3, rel=1e-9)
+    assert lrs[1:5] == pytest.approx([2e-4, 4e-4, 6e-4, 8e-4])

@@ -35,6 +35,7 @@ class EpochHistory(Checkpoint):
         self._best_path_seen: str = ""
         self._best_score_seen: float | None = None
         self._epoch_start = 0.0
+        self._epoch_lr: float | None = None
 
     def state_dict(self) -> dict[str, Any]:
         """Kept in the full checkpoint (``last.ckpt``), so a resumed run continues its history."""
@@ -52,12 +53,14 @@ class EpochHistory(Checkpoint):
 
     def on_train_epoch_start(self, trainer: L.Trainer, pl_module: L.LightningModule) -> None:
         self._epoch_start = time.perf_counter()
+        # the rate this epoch trains with: Lightning steps epoch-interval schedulers after the last batch,
+        # before on_train_epoch_end
+        self._epoch_lr = float(trainer.optimizers[0].param_groups[0]["lr"]) if trainer.optimizers else None
 
     def on_train_epoch_end(self, trainer: L.Trainer, pl_module: L.LightningModule) -> None:
         record: dict[str, float] = {"epoch": trainer.current_epoch}
-        optimizers = trainer.optimizers
-        if optimizers:
-            record["lr"] = float(optimizers[0].param_groups[0]["lr"])
+        if self._epoch_lr is not None:
+            record["lr"] = self._epoch_lr
         record.update({k: float(v) for k, v in trainer.callback_metrics.items() if k.split("/")[0] in ("train", "val")})
         self.epochs.append(record)
         score = self.checkpoint.best_model_score

@@ -174,10 +174,15 @@ class GraphTaskModule(L.LightningModule):
         self.val_best.update(value)
         self.log(f"val/{self.info.metric}_best", self.val_best.compute())
 
+    def on_train_epoch_start(self) -> None:
+        # the rate this epoch trains with: Lightning steps epoch-interval schedulers (cosine) after the last
+        # batch, before on_train_epoch_end
+        self._epoch_lr = float(self.trainer.optimizers[0].param_groups[0]["lr"])
+
     def on_train_epoch_end(self) -> None:
         self._log_epoch_metric("train")
+        self.log("lr", self._epoch_lr)  # the epoch's learning rate, to the loggers (the history keeps it as well)
         lr = self.trainer.optimizers[0].param_groups[0]["lr"]
-        self.log("lr", float(lr))  # the epoch's learning rate, to the loggers (the history keeps it as well)
         if self.stop_below_lr is not None and lr < self.stop_below_lr:
             self.trainer.should_stop = True
 
