@@ -12,7 +12,7 @@ from hydra.core.global_hydra import GlobalHydra
 from omegaconf import DictConfig
 from torch_geometric.data import Data
 
-from graphbench.analysis.__main__ import graph_of, main
+from graphbench.analysis.__main__ import build_parser, graph_of, main
 from tests.analysis.test_homophily import PATH_EDGES, PATH_Y
 from tests.analysis.test_memorization_plots import PNG_MAGIC, write_run
 from tests.paths import CONF, SHARED_DATA
@@ -99,3 +99,9 @@ def test_cli_prints_the_table_and_saves_the_plot(tmp_path: Path, capsys: pytest.
     (tmp_path / "empty").mkdir()
     assert main(["memorization", str(tmp_path / "empty")]) == 1
     assert "no completed task=memorization run" in capsys.readouterr().err
+
+
+def test_help_says_which_analysis_takes_datasets_and_which_directories() -> None:
+    text = " ".join(build_parser().format_help().split())
+    assert "homophily: Hydra overrides, dataset=<name>[,<name>...] required; memorization: run or multirun directories" in text
+    assert "IGB's rank stability of a model set (--public DIR --iid DIR" in text

@@ -117,7 +117,7 @@ def test_report_prints_each_rows_recipe_card_under_its_table(tmp_path: Path, cap
         (out / "results.json").write_text(json.dumps(record))
     assert main([str(tmp_path)]) == 0
     lines = capsys.readouterr().out.splitlines()
-    start = lines.index("| model=mlp | 0.5000 ± n/a | 0.5000 ± n/a | 1 (1 × 1) | 100 | 0.10 | 3.0 | n/a | n/a |") + 1
+    start = lines.index("| model=mlp | 0.5000 ± n/a | 0.5000 ± n/a | 1 (1 × 1) | 100 | 0.10 | 3 | n/a | n/a |") + 1
     assert lines[start : start + 8] == [
         "",
         "Recipe card of model=grand: THUDM/GRAND@7a2fd6e run_cora.sh; Feng et al. 2020, Table 3",

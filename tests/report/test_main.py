@@ -99,9 +99,9 @@ def test_cli_subprocess_prints_hand_computed_table(tmp_path: Path) -> None:
     )
     assert proc.returncode == 0, proc.stderr
     out = proc.stdout
-    gcn_row = "| model=gcn | 0.6200 ± 0.0200 | 0.6600 ± 0.0100 | 3 (1 × 3) | 100000 | 3.20 | 12.0 | — | best |"
+    gcn_row = "| model=gcn | 0.6200 ± 0.0200 | 0.6600 ± 0.0100 | 3 (1 × 3) | 100,000 | 3.20 | 12 | — | best |"
     gine_row = (
-        f"| model=gine | 0.5900 ± 0.0200 | 0.6400 ± 0.0100 | 3 (1 × 3) | 99166.7 (mean) | 3.20 | 12.0 "
+        f"| model=gine | 0.5900 ± 0.0200 | 0.6400 ± 0.0100 | 3 (1 × 3) | 99,166.7 (mean) | 3.20 | 12 "
         f"| {p_value_hand():.4f} | ns |"
     )
     assert f"{p_value_hand():.4f}" == "0.1401"
@@ -194,8 +194,8 @@ def test_cli_pools_folds_and_seeds_into_one_row_per_model(tmp_path: Path, capsys
     # Welch with equal variances 3.5e-4 and n = 6: t = 0.1 / sqrt(2 * 3.5e-4 / 6), nu = 10; one test, Holm = raw
     p_value = 2 * scipy_stats.t.sf(0.1 / math.sqrt(2 * 3.5e-4 / 6), 10)
     assert rows == [
-        "| model=gcn | 0.8250 ± 0.0187 | 0.8250 ± 0.0187 | 6 (3 × 2) | 1000 | 0.50 | 1.0 | — | best |",
-        f"| model=mlp | 0.7250 ± 0.0187 | 0.7250 ± 0.0187 | 6 (3 × 2) | 1000 | 0.50 | 1.0 | {format_p_value(p_value)} | * |",
+        "| model=gcn | 0.8250 ± 0.0187 | 0.8250 ± 0.0187 | 6 (3 × 2) | 1,000 | 0.50 | 1 | — | best |",
+        f"| model=mlp | 0.7250 ± 0.0187 | 0.7250 ± 0.0187 | 6 (3 × 2) | 1,000 | 0.50 | 1 | {format_p_value(p_value)} | * |",
     ]
     assert "Holm-corrected over the 1 test of this table" in "\n".join(lines)
     # seeds ranked by their fold means (gcn 0.82, 0.83; mlp 0.72, 0.73): never inverted

@@ -3,16 +3,19 @@ failed runs and rank stability, each on hand-made values (whole tables: ``tests/
 
 from __future__ import annotations
 
+import json
 import math
 from dataclasses import replace
 from pathlib import Path
 
 import pytest
 
-from graphbench.report.collect import FailedRun
-from graphbench.report.stats import GroupSummary, RankStability
+from graphbench.report.collect import FailedRun, collect
+from graphbench.report.stats import GroupSummary, RankStability, summarize_block
 from graphbench.report.table import (
+    format_epoch,
     format_failed,
+    format_markdown_table,
     format_mean_std,
     format_number,
     format_p_value,
@@ -21,6 +24,7 @@ from graphbench.report.table import (
     format_replicates,
     significance_marker,
 )
+from tests.report._runs import write_run
 
 ROW = GroupSummary(
     label="model=gcn",
@@ -54,8 +58,8 @@ def test_p_values_switch_to_scientific_notation_below_one_in_a_thousand(p: float
 
 
 def test_parameter_counts_are_exact_when_equal_over_runs_else_a_mean() -> None:
-    assert format_params(ROW) == "100000"
-    assert format_params(replace(ROW, num_params=99166.66, num_params_equal=False)) == "99166.7 (mean)"
+    assert format_params(ROW) == "100,000" and format_params(replace(ROW, num_params=99804.0)) == "99,804"
+    assert format_params(replace(ROW, num_params=99166.66, num_params_equal=False)) == "99,166.7 (mean)"
     assert format_params(replace(ROW, num_params=math.nan)) == "n/a"
 
 
@@ -89,3 +93,21 @@ def test_rank_stability_line_with_and_without_its_numbers() -> None:
         "at most 2); all-pairs inversion number mean 0.67, max 1 discordant group pairs over 3 seed pairs "
         "(at most 1 per seed pair); seeds 0, 1, 2; 2 groups."
     )
+
+
+def test_a_best_epoch_is_an_integer_unless_runs_disagree() -> None:
+    assert (format_epoch(0.0), format_epoch(15.0), format_epoch(15.5), format_epoch(math.nan)) == ("0", "15", "15.5", "n/a")
+
+
+def test_fast_dev_run_groups_are_marked_in_the_table_and_noted(tmp_path: Path) -> None:
+    write_run(tmp_path / "full", dataset="d", model="gcn", seed=0, test=0.8)
+    smoke = write_run(tmp_path / "smoke", dataset="d", model="gin", seed=0, test=0.5)
+    record = json.loads((smoke / "results.json").read_text())
+    record["config"]["trainer"]["fast_dev_run"] = True
+    (smoke / "results.json").write_text(json.dumps(record))
+    (block,) = collect([tmp_path]).blocks
+    assert sorted(group.label for group in block.groups) == ["model=gcn", "model=gin [fast_dev_run]"]
+    table = format_markdown_table(summarize_block(block))
+    assert "| model=gin [fast_dev_run] |" in table and "| model=gcn |" in table
+    assert "Note: model=gin [fast_dev_run]: trainer.fast_dev_run runs (a smoke test" in table
+    assert "| 1,000 |" in table and "| 1 |" in table  # parameters with separators, the best epoch an integer

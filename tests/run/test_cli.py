@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from graphbench.run.cli import format_summary
+from graphbench.run.cli import format_summary, program_name
 from graphbench.run.record import COMPLETED, RunRecord
 
 
@@ -67,3 +67,10 @@ def test_memorization_summary_prints_no_empty_train_line() -> None:
 def test_a_run_that_did_not_complete_shows_only_its_status_and_directory() -> None:
     record = RunRecord(status="failed: boom", config={}, run_dir="outputs/x", metrics={"val/accuracy": 0.5})
     assert format_summary(record) == "status: failed: boom\nrun directory: outputs/x"
+
+
+def test_the_usage_line_names_the_console_script_or_the_module() -> None:
+    assert program_name("graphbench.report", "graphbench-report", "/venv/bin/graphbench-report") == "graphbench-report"
+    assert program_name("graphbench.report", "graphbench-report", "/repo/src/graphbench/report/__main__.py") == (
+        "python -m graphbench.report"
+    )

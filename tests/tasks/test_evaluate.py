@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import re
 from collections.abc import Sequence
 from pathlib import Path
 
@@ -84,22 +85,28 @@ def test_eval_scores_only_the_splits_asked_for(trained, tmp_path: Path) -> None:
     assert not collection.failed and [b.test_key for b in collection.blocks] == ["val/accuracy"]
 
 
-def test_eval_refuses_a_contradicting_command_line_and_bad_inputs_before_writing(trained, tmp_path: Path) -> None:
+def test_eval_refuses_a_contradicting_command_line_and_bad_inputs_and_records_why(trained, tmp_path: Path) -> None:
     _, run_dir = trained
     ckpt = run_dir / "checkpoints" / "best.ckpt"
-    out = tmp_path / "eval"
-    cfg = _compose(["task=eval", f"ckpt_path={ckpt}", "model=gine"], out, run_dir.parent / "cache")
-    with pytest.raises(
-        ConfigError, match=r"holds another network than the command line asks for: model.name='gine' \(the checkpoint's: 'gcn'\)"
-    ):
-        evaluate(cfg, overrides=["task=eval", f"ckpt_path={ckpt}", "model=gine"])
-    with pytest.raises(ConfigError, match=r"task.splits=\['tset'\] must list distinct splits out of \['train', 'val', 'test'\]"):
-        evaluate(cfg, splits=["tset"])
-    with pytest.raises(ConfigError, match=r"task=eval needs a checkpoint: ckpt_path="):
-        evaluate(_compose(["task=eval"], out, run_dir.parent / "cache"))
-    with pytest.raises(ConfigError, match=r"is not a file"):
-        evaluate(_compose(["task=eval", f"ckpt_path={tmp_path / 'none.ckpt'}"], out, run_dir.parent / "cache"))
-    assert not out.exists()
+    cache = run_dir.parent / "cache"
+    cases = [
+        (
+            ["model=gine"],
+            {},
+            r"holds another network than the command line asks for: model.name='gine' \(the checkpoint's: 'gcn'\)",
+        ),
+        ([], {"splits": ["tset"]}, r"task.splits=\['tset'\] must list distinct splits out of \['train', 'val', 'test'\]"),
+        (None, {}, r"task=eval needs a checkpoint: ckpt_path="),
+        ([f"ckpt_path={tmp_path / 'none.ckpt'}"], {}, r"is not a file"),
+    ]
+    for index, (extra, kwargs, message) in enumerate(cases):
+        out = tmp_path / f"eval{index}"
+        args = ["task=eval"] if extra is None else ["task=eval", f"ckpt_path={ckpt}", *extra]
+        record = evaluate(_compose(args, out, cache), overrides=args, **kwargs)
+        assert record.status.startswith("failed: ") and re.search(message, record.status), record.status
+        assert "\n" not in record.status and not (out / "error.log").exists()  # one line, no traceback
+        written = json.loads((out / "results.json").read_text())
+        assert written["status"] == record.status and written["config"]["task"]["name"] == "eval"
 
 
 class StartWeights(L.Callback):

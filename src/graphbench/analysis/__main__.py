@@ -28,6 +28,7 @@ from torch_geometric.data import Data
 
 from graphbench.analysis.homophily import homophily_measures, homophily_table
 from graphbench.conf import CONFIG_DIR
+from graphbench.run.cli import program_name
 from graphbench.run.errors import ConfigError, GraphbenchError
 
 if TYPE_CHECKING:  # the training stack is heavy and not needed to parse arguments
@@ -113,13 +114,19 @@ def split_datasets(overrides: Sequence[str]) -> tuple[list[str], list[str]]:
 def build_parser() -> argparse.ArgumentParser:
     """The argument parser of ``python -m graphbench.analysis``."""
     parser = argparse.ArgumentParser(
-        prog="python -m graphbench.analysis",
-        description="Analyses of the datasets graphbench loads. homophily: edge, node, class-insensitive and adjusted "
-        "homophily and label informativeness on the undirected graph without self-loops, one row per dataset.",
+        prog=program_name("graphbench.analysis", "graphbench-analysis"),
+        description="Analyses of the datasets and runs of graphbench. homophily: edge, node, class-insensitive and "
+        "adjusted homophily and label informativeness on the undirected graph without self-loops, one row per dataset "
+        "(its overrides name dataset=<name>[,<name>...]). memorization: the memorization rates of task=memorization runs "
+        "(its arguments are run or multirun directories). igb-ranks: IGB's rank stability of a model set "
+        "(--public DIR --iid DIR; igb-ranks --help).",
     )
     parser.add_argument("analysis", choices=ANALYSES)
     parser.add_argument(
-        "overrides", nargs="*", metavar="OVERRIDE", help="Hydra overrides; dataset=<name>[,<name>...] is required"
+        "overrides",
+        nargs="*",
+        metavar="ARG",
+        help="homophily: Hydra overrides, dataset=<name>[,<name>...] required; memorization: run or multirun directories",
     )
     parser.add_argument("--csv", action="store_true", help="print CSV (full precision) instead of a markdown table")
     parser.add_argument(

@@ -29,12 +29,13 @@ from graphbench.report.provenance import mixed_warnings
 from graphbench.report.ranks import rank_table
 from graphbench.report.stats import DEFAULT_ALPHA, summarize_block
 from graphbench.report.table import block_title, format_csv, format_markdown
+from graphbench.run.cli import program_name
 
 
 def build_parser() -> argparse.ArgumentParser:
     """The argument parser of ``python -m graphbench.report``."""
     parser = argparse.ArgumentParser(
-        prog="python -m graphbench.report",
+        prog=program_name("graphbench.report", "graphbench-report"),
         description=(
             "Aggregate results.json files found recursively under Hydra run/multirun directories: "
             "one row per configuration (config minus the seed, the fold and keys derived from them, paths, logger, hydra and "

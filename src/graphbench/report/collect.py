@@ -56,6 +56,8 @@ IGNORED_KEY_NAMES: frozenset[str] = frozenset(
 )
 #: Shown instead of a value when a key is missing from a group's config.
 ABSENT: str = "<absent>"
+#: Added to the label of a group of ``trainer.fast_dev_run`` runs (smoke tests, not results).
+FAST_DEV_RUN_MARK: str = "[fast_dev_run]"
 #: The key below ``dataset`` that indexes a fold in every dataset that has folds (the TU 10-fold CV,
 #: the Geom-GCN and WikiCS splits, CSL's 5 folds): ``dataset.split_index``.
 DEFAULT_FOLD_KEY: str = "split_index"
@@ -138,6 +140,13 @@ class Run:
         dataset = (self.config or {}).get("dataset")
         name = dataset.get("name") if isinstance(dataset, dict) else None
         return str(name) if name is not None else "unknown"
+
+    @property
+    def fast_dev_run(self) -> bool:
+        """Whether the run was a smoke test (``trainer.fast_dev_run``: a batch or a few per split)."""
+        trainer = (self.config or {}).get("trainer")
+        value = trainer.get("fast_dev_run") if isinstance(trainer, dict) else None
+        return value is True or (isinstance(value, int) and not isinstance(value, bool) and value > 0)
 
     @property
     def score_key(self) -> str | None:
@@ -400,7 +409,7 @@ def collect(dirs: Sequence[Path], by_fold: bool = False) -> Collection:
         group_list = list(groups.values())
         labels, fixed = make_labels([group.items for group in group_list])
         for group, label in zip(group_list, labels):
-            group.label = label
+            group.label = f"{label} {FAST_DEV_RUN_MARK}" if any(run.fast_dev_run for run in group.runs) else label
             label_of[group.key] = label if len(blocks) == 1 else f"{label} [dataset={dataset}]"
         result.append(Block(dataset, metric, higher, group_list, fixed, score_key))
 

@@ -262,6 +262,11 @@ def summarize_block(block: Block, alpha: float = DEFAULT_ALPHA, reference_seed: 
         repeated = sorted({s for f, s in replicates if s is not None and replicates.count((f, s)) > 1})
         paper = paper_value(group.runs[0].config, block.metric)
         test_std = sample_std(tests[i])
+        if any(run.fast_dev_run for run in group.runs):
+            notes.append(
+                f"{group.label}: trainer.fast_dev_run runs (a smoke test: a batch per split, no real training); "
+                "their numbers are not results"
+            )
         if repeated:
             where = " of one fold" if any(folds) else ""
             notes.append(f"{group.label}: seeds {repeated}{where} occur more than once (averaged for rank stability)")

@@ -45,10 +45,17 @@ def format_p_value(p_value: float) -> str:
 
 
 def format_params(row: GroupSummary) -> str:
-    """The parameter count if equal over seeds, else ``<mean> (mean)``."""
+    """The parameter count (``99,804``) if equal over seeds, else ``<mean> (mean)``."""
     if not math.isfinite(row.num_params):
         return NOT_AVAILABLE
-    return f"{row.num_params:.0f}" if row.num_params_equal else f"{row.num_params:.1f} (mean)"
+    return f"{row.num_params:,.0f}" if row.num_params_equal else f"{row.num_params:,.1f} (mean)"
+
+
+def format_epoch(value: float) -> str:
+    """A mean best epoch: ``15`` when whole (one run, or runs that agree), else ``15.5``; ``n/a`` when NaN."""
+    if not math.isfinite(value):
+        return NOT_AVAILABLE
+    return f"{value:.0f}" if value.is_integer() else f"{value:.1f}"
 
 
 def format_replicates(row: GroupSummary) -> str:
@@ -120,7 +127,7 @@ def format_markdown_table(summary: BlockSummary) -> str:
             format_replicates(row),
             format_params(row),
             format_number(row.time_per_epoch_s, 2),
-            format_number(row.best_epoch, 1),
+            format_epoch(row.best_epoch),
             "—" if row.is_best else format_p_value(row.p_holm),
             significance_marker(row),
         ]

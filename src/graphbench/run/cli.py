@@ -3,9 +3,18 @@
 from __future__ import annotations
 
 import logging
+import os
+import sys
 import warnings
 
 from graphbench.run.record import SPLITS, RunRecord
+
+
+def program_name(module: str, script: str, argv0: str | None = None) -> str:
+    """The command a usage line names: ``script`` (``graphbench-report``) when the process is that console
+    script (``argv0``: ``sys.argv[0]``), else ``python -m <module>``."""
+    name = os.path.basename(sys.argv[0] if argv0 is None else argv0)
+    return script if name == script else f"python -m {module}"
 
 
 def format_summary(record: RunRecord) -> str:

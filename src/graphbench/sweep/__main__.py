@@ -27,6 +27,7 @@ from typing import Any
 from omegaconf import OmegaConf
 
 from graphbench.conf import CONFIG_DIR
+from graphbench.run.cli import program_name
 from graphbench.sweep.compose import (
     HPARAMS_SEARCH,
     compose_job,
@@ -89,7 +90,7 @@ def wandb_sweep(args: Sequence[str], *, config_dir: Path, method: str | None = N
 
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
-        prog="python -m graphbench.sweep", description="Sweeps run by other tools than Hydra's sweepers."
+        prog=program_name("graphbench.sweep", "graphbench-sweep"), description="Sweeps run by other tools than Hydra's sweepers."
     )
     tools = parser.add_subparsers(dest="tool", required=True, metavar="TOOL")
     wandb = tools.add_parser(

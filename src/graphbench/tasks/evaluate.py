@@ -49,13 +49,34 @@ def evaluate(cfg: DictConfig, *, splits: Sequence[str] = SPLITS, overrides: Sequ
     also in ``<paths.output_dir>/results.json``, whose config holds the checkpoint's network groups.
     ``overrides`` are Hydra's task overrides: one that contradicts the checkpoint's network is refused.
 
-    A missing or unreadable ``ckpt_path``, a checkpoint without a config, unknown splits or several
-    devices raise a one-line :class:`ConfigError` before anything is written; a run that goes wrong
-    later ends with its ``status`` in ``results.json``, as a train run does."""
+    Every ending is recorded, as a train run's: a missing or unreadable ``ckpt_path``, a checkpoint
+    without a config, unknown splits or several devices end the run at once with a one-line
+    ``failed: ...`` status (the config recorded is then the command line's)."""
+    try:
+        checkpoint, path, cfg, trainer_cfg = _prepared(cfg, list(splits), overrides)
+    except ConfigError as exc:
+        refusal = exc
+
+        def refused(cfg: DictConfig, record: RunRecord, frame: RunFrame) -> None:
+            raise refusal
+
+        return recorded_run(cfg, refused, overrides=overrides)
+
+    def body(cfg: DictConfig, record: RunRecord, frame: RunFrame) -> None:
+        _score(cfg, record, frame, checkpoint, path, list(splits), trainer_cfg)
+
+    return recorded_run(cfg, body, overrides=overrides)
+
+
+def _prepared(
+    cfg: DictConfig, splits: list[str], overrides: Sequence[str]
+) -> tuple[dict[str, Any], str, DictConfig, dict[str, Any]]:
+    """The checkpoint, its path, ``cfg`` with the checkpoint's network and the trainer's arguments;
+    raises a one-line :class:`ConfigError` for a missing or unreadable ``ckpt_path``, a checkpoint
+    without a config, unknown splits, a command line contradicting the network or several devices."""
     path = cfg.get("ckpt_path")
     if not path:
         raise ConfigError("task=eval needs a checkpoint: ckpt_path=<run dir>/checkpoints/best.ckpt")
-    splits = list(splits)
     unknown = [s for s in splits if s not in SPLITS]
     if not splits or unknown or len(set(splits)) != len(splits):
         raise ConfigError(f"task.splits={splits} must list distinct splits out of {list(SPLITS)}")
@@ -71,11 +92,7 @@ def evaluate(cfg: DictConfig, *, splits: Sequence[str] = SPLITS, overrides: Sequ
     assert isinstance(trainer_cfg, dict)
     if processes_per_node(trainer_cfg) * int(trainer_cfg.get("num_nodes") or 1) > 1:
         raise ConfigError("task=eval runs on one device: set trainer.devices=1 (and trainer.num_nodes=1)")
-
-    def body(cfg: DictConfig, record: RunRecord, frame: RunFrame) -> None:
-        _score(cfg, record, frame, checkpoint, str(path), splits, trainer_cfg)
-
-    return recorded_run(cfg, body, overrides=overrides)
+    return checkpoint, str(path), cfg, trainer_cfg
 
 
 class _SplitAsTest(L.LightningDataModule):

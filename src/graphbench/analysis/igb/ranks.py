@@ -23,6 +23,7 @@ from pathlib import Path
 
 from graphbench.report.collect import Group, ReportInputError, collect
 from graphbench.report.stats import BlockSummary, summarize_block
+from graphbench.run.cli import program_name
 
 PROTOCOLS: tuple[str, ...] = ("public", "iid")
 
@@ -105,7 +106,7 @@ def ranks_csv(public: dict[str, BlockSummary], iid: dict[str, BlockSummary]) -> 
 
 def main(argv: Sequence[str] | None = None) -> int:
     parser = argparse.ArgumentParser(
-        prog="python -m graphbench.analysis igb-ranks",
+        prog=program_name("graphbench.analysis", "graphbench-analysis") + " igb-ranks",
         description="IGB rank stability (IGB's and the all-pairs inversion number across seeds) of a model set on a fixed "
         "split and on i.i.d. subgraphs.",
     )
