@@ -100,3 +100,18 @@ def test_the_markdown_and_csv_show_ours_beside_the_papers_with_the_verdict(tmp_p
         ("Cora", "3", "81.5", "within 2 std (ours; paper gives none)"),
         ("CiteSeer", "0", "70.3", "missing data"),
     ]
+
+
+def test_a_null_paper_value_is_said_once_with_its_note(tmp_path: Path) -> None:
+    root = tmp_path / "data"
+    for level in ("0.00", "0.30", "0.50", "0.70", "1.00"):
+        (root / f"syn-cora/h{level}-r1.npz").mkdir(parents=True)
+    plan = plan_table(load_spec("ncmemo-table5", CONF), Options(1, False, 1, None, tmp_path / "out", ()), root)
+    write_result(plan.cells[0].runs[0].path, seed=0, metrics={"memorization/rate": 0.75})
+    markdown = format_markdown(plan, [cell_result(cell) for cell in plan.cells])
+    assert "| h=0.0 | GCN | memorization rate of S_C (%) | 75.00 ± n/a (n=1) | null | n/a | no paper value |" in markdown
+    assert "| h=0.3 | GCN | memorization rate of S_C (%) | not run (n=0 of 1) | null | n/a | no paper value |" in markdown
+    assert (
+        "Paper value null for h=0.0 / GCN, h=0.3 / GCN, h=0.5 / GCN, h=0.7 / GCN, h=1.0 / GCN: "
+        "no per-level value found in the paper text or the study's repository." in markdown
+    )

@@ -124,9 +124,7 @@ def ours_text(result: CellResult) -> str:
 
 def paper_text(result: CellResult) -> str:
     paper = result.paper
-    if paper is None:
-        return f"null ({result.plan.cell.paper_note})"
-    return format_value(paper.value, paper.std)
+    return "null" if paper is None else format_value(paper.value, paper.std)
 
 
 def provenance(results: Sequence[CellResult]) -> str:
@@ -180,6 +178,11 @@ def format_markdown(table: TablePlan, results: Sequence[CellResult]) -> str:
         lines.append("| " + " | ".join(cells) + " |")
     sources = dict.fromkeys(r.paper.source for r in results if r.paper is not None)
     lines += ["", "Paper values: " + "; ".join(sources) + "." if sources else "Paper values: none recorded."]
+    unrecorded: dict[str, list[str]] = {}
+    for result in results:
+        if result.paper is None:
+            unrecorded.setdefault(result.plan.cell.paper_note, []).append(result.plan.cell.label)
+    lines += [f"Paper value null for {', '.join(labels)}: {note}." for note, labels in unrecorded.items()]
     deviations = [(r.plan.cell.label, d) for r in results for d in r.deviations]
     if deviations:
         lines += ["", "Deviations from the papers' recipes (recipe_card):"]
