@@ -10,6 +10,8 @@ import subprocess
 import sys
 from pathlib import Path
 
+import torch
+
 from tests.conftest import FAST_CYCLES
 from tests.e2e.test_cli import cli_env, run_cli
 from tests.paths import REPO
@@ -79,3 +81,43 @@ def test_sigterm_leaves_preempted_status_and_last_checkpoint(tmp_path: Path) -> 
     stop_after_epoch(start(tmp_path, run_dir), epoch=1, signum=signal.SIGTERM)
     assert json.loads((run_dir / "results.json").read_text())["status"] == "preempted"
     assert (run_dir / "checkpoints" / "last.ckpt").is_file()
+
+
+def test_ctrl_c_saves_the_last_epoch_boundary_and_the_same_command_continues_from_it(tmp_path: Path) -> None:
+    run_dir = tmp_path / "run"
+    args = [a for a in RESUMABLE if a != "checkpoint_every_s=0"]  # the default interval: no file yet at epoch 2
+    proc = subprocess.Popen(
+        [sys.executable, "run.py", *args, f"hydra.run.dir={run_dir}", f"paths.cache_dir={tmp_path / 'cache'}"],
+        cwd=REPO,
+        env=cli_env(),
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+    stop_after_epoch(proc, epoch=2, signum=signal.SIGINT)
+    assert json.loads((run_dir / "results.json").read_text())["status"] == "interrupted"
+    done = int(torch.load(run_dir / "checkpoints" / "last.ckpt", map_location="cpu", weights_only=False)["epoch"])
+    assert 1 <= done <= 3
+
+    again = run_cli([*args, f"hydra.run.dir={run_dir}"], tmp_path)
+    assert again.returncode == 0, again.stderr[-2000:]
+    assert f"resuming from {run_dir / 'checkpoints' / 'last.ckpt'} (epoch {done - 1} done)" in again.stdout + again.stderr
+    assert epochs_in_csv(run_dir) == list(range(EPOCHS))  # the rows before the boundary kept, each epoch once
+
+
+def test_a_resume_without_a_checkpoint_says_so_and_keeps_the_earlier_log(tmp_path: Path) -> None:
+    run_dir = tmp_path / "run"
+    first = run_cli([*RESUMABLE, "trainer.max_epochs=2", "~callbacks.last_checkpoint", f"hydra.run.dir={run_dir}"], tmp_path)
+    assert first.returncode == 0, first.stderr[-2000:]
+    (run_dir / "results.json").unlink()  # as if it had been killed before its end
+    earlier = (run_dir / "csv" / "metrics.csv").read_text()
+
+    again = run_cli([*RESUMABLE, "trainer.max_epochs=2", f"hydra.run.dir={run_dir}"], tmp_path)
+    assert again.returncode == 0, again.stderr[-2000:]
+    kept = run_dir / "csv" / "metrics.1.csv"
+    assert (
+        f"resume=auto starts from epoch 0 ({run_dir / 'checkpoints' / 'last.ckpt'} was never written); the earlier log is kept as {kept}"
+        in again.stdout + again.stderr
+    )
+    assert kept.read_text() == earlier
+    assert epochs_in_csv(run_dir) == [0, 1]

@@ -14,8 +14,9 @@ from typing import Any
 import fsspec
 import lightning as L
 
-#: between writes of the file, the boundary kept in memory for an interruption is renewed at most this often
-HOLD_EVERY_S: float = 1.0
+#: between writes of the file, the boundary kept in memory for an interruption is renewed once the
+#: training since the previous one took this many times as long as serializing it did (5% at most)
+HOLD_AFTER_COST: float = 20.0
 
 
 class LastCheckpoint(L.Callback):
@@ -33,11 +34,12 @@ class LastCheckpoint(L.Callback):
     it as the start of the next epoch.
 
     Writes happen at a boundary once ``every_s`` seconds have passed since the previous write (``0``:
-    at every boundary) and when training ends. Between writes a boundary is kept in memory, at most
-    every :data:`HOLD_EVERY_S` seconds (serializing the state at every boundary would cost short
-    full-batch epochs a noticeable share of their time), and an interruption (Ctrl-C, SIGTERM, a
-    preemption signal, any error) writes it: an interrupted run loses the epoch it was in and at most
-    that second, a killed run (SIGKILL) at most ``every_s`` seconds. In a
+    at every boundary) and when training ends. Between writes a boundary is kept in memory, and an
+    interruption (Ctrl-C, SIGTERM, a preemption signal, any error) writes it. Serializing the state
+    takes milliseconds, a noticeable share of a short full-batch epoch, so the boundary in memory is
+    renewed only once the training since the previous one took :data:`HOLD_AFTER_COST` times as long as
+    that serialization: an interrupted run loses the epoch it was in and a few short ones before it, a
+    killed run (SIGKILL) at most ``every_s`` seconds. In a
     data-parallel run rank 0's clock decides for every rank, since a checkpoint is a collective step,
     and rank 0 alone writes.
     """
@@ -50,6 +52,7 @@ class LastCheckpoint(L.Callback):
         self.every_s = every_s
         self.clock = clock
         self._written_at = self._held_at = clock()
+        self._hold_cost_s = 0.0  # how long the last serialization into memory took
         self._first_epoch = 0
         self._written_epochs: int | None = None  # epochs done in the file on disk
         self._held: tuple[int, bytes] | None = None  # (epochs done, the serialized state) not yet on disk
@@ -82,12 +85,16 @@ class LastCheckpoint(L.Callback):
         if trainer.current_epoch == self._first_epoch:  # nothing trained since this fit started
             return
         now = self.clock()
-        due, hold = trainer.strategy.broadcast((now - self._written_at >= self.every_s, now - self._held_at >= HOLD_EVERY_S))
+        due, hold = trainer.strategy.broadcast(
+            (now - self._written_at >= self.every_s, now - self._held_at >= HOLD_AFTER_COST * self._hold_cost_s)
+        )
         if due:
             self._save(trainer, self.path)
             self._written_at = self._held_at = self.clock()
         elif hold:
+            started = time.perf_counter()
             self._save(trainer, None)
+            self._hold_cost_s = time.perf_counter() - started
             self._held_at = self.clock()
 
     def on_train_end(self, trainer: L.Trainer, pl_module: L.LightningModule) -> None:
