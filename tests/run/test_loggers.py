@@ -3,7 +3,10 @@
 from __future__ import annotations
 
 import csv
+import os
 import struct
+import subprocess
+import sys
 import types
 from pathlib import Path
 from typing import Any
@@ -123,3 +126,23 @@ def test_an_offline_wandb_run_logs_the_results_artifact_and_the_learning_rate(
     content = run_file.read_bytes()
     for expected in (b"results-", RESULTS_ARTIFACT_TYPE.encode(), b"results.json", b"predictions.npz", b'"lr"'):
         assert expected in content, expected
+
+
+#: an offline W&B run in a fresh process (W&B warns once per process), its init arguments printed
+OFFLINE_RUN = """
+import sys
+from graphbench.run.loggers import SafeWandbLogger
+logger = SafeWandbLogger(save_dir=sys.argv[1], offline=True)
+print(sorted(logger._wandb_init))
+logger.experiment
+logger.finish()
+"""
+
+
+def test_an_offline_wandb_run_prints_no_deprecation_warning(tmp_path: Path) -> None:
+    env = {**os.environ, "WANDB_MODE": "offline", "WANDB_SILENT": "false", "WANDB_DATA_DIR": str(tmp_path / "wandb-data")}
+    done = subprocess.run(
+        [sys.executable, "-c", OFFLINE_RUN, str(tmp_path)], env=env, capture_output=True, text=True, timeout=300, check=True
+    )
+    assert "offline" in done.stderr  # W&B spoke: "W&B syncing is set to `offline`"
+    assert "anonymous" not in done.stdout + done.stderr

@@ -54,6 +54,8 @@ class SafeWandbLogger(WandbLogger):
         run_id = id or hashlib.sha1(str(Path(save_dir).resolve()).encode()).hexdigest()[:16]
         kwargs.setdefault("resume", "allow")
         super().__init__(save_dir=save_dir, id=run_id, **kwargs)
+        # Lightning passes anonymous=None to wandb.init, a setting W&B 0.2x ignores and warns about on every run
+        self._wandb_init.pop("anonymous", None)
         self.failed: Exception | None = None
         self.upload_results = upload_results
 
