@@ -7,6 +7,7 @@ Drawn on :class:`matplotlib.figure.Figure` directly (the Agg canvas, no pyplot s
 from __future__ import annotations
 
 import math
+import textwrap
 from collections.abc import Sequence
 from pathlib import Path
 
@@ -18,7 +19,8 @@ from graphbench.reproduce.table import CellResult
 def write_plot(title: str, results: Sequence[CellResult], path: Path, fast: bool) -> Path:
     """Write the PNG to ``path``: for each metric a panel with one x position per cell."""
     metrics = list(dict.fromkeys(result.plan.cell.metric.label for result in results))
-    figure = Figure(figsize=(max(4.0, 1.1 * len(results) + 2), 3.2 * len(metrics)), layout="constrained")
+    width = max(6.0, 1.1 * len(results) + 2)
+    figure = Figure(figsize=(width, 3.2 * len(metrics) + 0.6), layout="constrained")
     axes = figure.subplots(len(metrics), 1, squeeze=False)[:, 0]
     for axis, metric in zip(axes, metrics):
         cells = [result for result in results if result.plan.cell.metric.label == metric]
@@ -33,9 +35,9 @@ def write_plot(title: str, results: Sequence[CellResult], path: Path, fast: bool
         axis.set_xticks(range(len(cells)), [result.plan.cell.label for result in cells], rotation=30, ha="right")
         axis.set_ylabel(metric)
         axis.grid(axis="y", alpha=0.3)
-    axes[0].set_title(
-        ("[--fast, not a reproduction] " if fast else "") + title + "\nours (blue: runs, mean ± std), paper (red ×)"
-    )
+    heading = ("[--fast, not a reproduction] " if fast else "") + title
+    lines = [*textwrap.wrap(heading, width=int(11 * width)), "ours (blue: runs, mean ± std), paper (red ×: mean ± std)"]
+    axes[0].set_title("\n".join(lines), fontsize=10)
     path.parent.mkdir(parents=True, exist_ok=True)
     figure.savefig(path, dpi=120)
     return path
