@@ -31,7 +31,7 @@ def usable_cores() -> int:
 def share_tensors_through_files() -> None:
     """Tensors sent between processes (DataLoader workers, :func:`map_chunks`' pool) travel as named
     files in shared memory (torch's ``file_system`` strategy), not as file descriptors (its default
-    on Linux). Descriptor passing failed on the GPU machine of issue 36, where several runs share a
+    on Linux). Descriptor passing fails on a GPU machine where several runs share the
     machine and each worker holds one descriptor per tensor it has sent; ``file_system`` needs none.
     Forked workers inherit the strategy; every run sets it before its loaders start workers."""
     torch.multiprocessing.set_sharing_strategy("file_system")
