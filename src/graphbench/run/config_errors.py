@@ -22,7 +22,7 @@ from hydra.core.global_hydra import GlobalHydra
 from hydra.core.object_type import ObjectType
 from hydra.errors import ConfigCompositionException, MissingConfigException
 from hydra.types import RunMode
-from omegaconf import DictConfig
+from omegaconf import DictConfig, OmegaConf
 
 #: the primary config of ``graphbench.conf``
 PRIMARY_CONFIG: str = "config"
@@ -51,15 +51,14 @@ def unknown_key_message(key: str, candidates: Sequence[str]) -> str:
 
 
 def _flat_keys(config: Any, prefix: str = "") -> list[str]:
-    """The dotted keys of ``config`` (an OmegaConf mapping), at every depth."""
+    """The dotted keys of ``config`` (an OmegaConf mapping, read unresolved, or a plain dict), at every depth."""
+    mapping = OmegaConf.to_container(config, resolve=False) if isinstance(config, DictConfig) else config
     keys: list[str] = []
-    if isinstance(config, DictConfig):
-        for key in config.keys():
+    if isinstance(mapping, dict):
+        for key, value in mapping.items():
             name = f"{prefix}{key}"
             keys.append(name)
-            node = config._get_node(key)
-            if isinstance(node, DictConfig):
-                keys.extend(_flat_keys(node, f"{name}."))
+            keys.extend(_flat_keys(value, f"{name}."))
     return keys
 
 

@@ -42,7 +42,14 @@ def test_source_knobs_are_the_flat_keys_the_source_resolves_to() -> None:
     node = dataset_node(tag="x", label="run-${dataset.tag}")
     node.source.label = "${dataset.label}"  # read through another key, inside a string
     assert source_knobs(node) == {"name", "homophily", "sizes", "label"}
-    assert node.homophily == 0.5 and node.source.h == 0.5  # the probe leaves the config as it was
+    assert node.homophily == 0.5 and node.source.h == 0.5  # reading leaves the config as it was
+
+
+def test_source_knobs_include_relative_and_resolver_references_that_reach_the_dataset_node() -> None:
+    node = dataset_node(tag="x", depth=2)
+    node.source.h = "${..tag}"  # from the source node, one level up: dataset.tag
+    node.source.n = {"d": "${oc.select:dataset.depth,1}", "own": "${.d}", "root": "${..sizes}"}  # ..sizes: source.sizes
+    assert source_knobs(node) == {"name", "tag", "depth"}
 
 
 def test_arguments_are_the_listed_keys_and_the_source_as_it_is() -> None:

@@ -222,7 +222,7 @@ class DataModule(L.LightningDataModule):
         source = self.source
         return cache_key(type(source).__qualname__, source.version, self.name, *source.cache_params())
 
-    def _cache_path(self, *extra: object, raw_key: str | None = None) -> Path:
+    def cache_path(self, *extra: object, raw_key: str | None = None) -> Path:
         """The cache file of the processed data (of ``extra``: PE, sampler precomputations): its key
         covers the source, its parameters and the MD5s of the raw files it was built from
         (``raw_key``, by default the one :meth:`_processed` found)."""
@@ -239,7 +239,7 @@ class DataModule(L.LightningDataModule):
         # the raw files a build of this source read are checked under data_dir before any cache is used
         record = self._raw_record = self.cache_dir / f"{self.name}-{self._source_key()}.raw.json"
         processed, self._raw_key = load_or_build_from_raw(
-            record, lambda raw_key: self._cache_path(raw_key=raw_key), self.raw, build, self._build_label()
+            record, lambda raw_key: self.cache_path(raw_key=raw_key), self.raw, build, self._build_label()
         )
         return processed
 
@@ -262,7 +262,7 @@ class DataModule(L.LightningDataModule):
             return {"store": store.state(), "splits": base["splits"]}
 
         label = f"{self._build_label()} + {type(self.pe_transform).__name__}"
-        return load_or_build(self._cache_path("pe", repr(self.pe_transform)), build, label)
+        return load_or_build(self.cache_path("pe", repr(self.pe_transform)), build, label)
 
     def prepare_data(self) -> None:
         self._with_pe()

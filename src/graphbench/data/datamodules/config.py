@@ -20,6 +20,8 @@ A flat key that none of them reads (:func:`unread_keys`) is one clear :class:`Co
 
 from __future__ import annotations
 
+import re
+from collections.abc import Iterator
 from typing import Any
 
 from hydra.utils import get_class
@@ -50,23 +52,49 @@ def datamodule_class(dataset: DictConfig) -> type[DataModule]:
 
 
 def source_knobs(dataset: DictConfig) -> set[str]:
-    """The flat keys of ``dataset`` whose values its ``source`` node reads, asked of OmegaConf: every
-    flat key gets a unique marker in a copy of the whole config, and the knobs are the keys whose
-    marker the resolved source holds."""
+    """The flat keys of ``dataset`` that its ``source`` node interpolates, read from the source's
+    unresolved strings: ``${dataset.key}``, a relative ``${...key}`` that climbs to the dataset node, or
+    either as a resolver's argument (``${oc.select:dataset.key,0}``). A key read through another key
+    (``label: ${dataset.tag}``, the source reading ``${dataset.label}``) counts as ``label`` only."""
     source = dataset.get("source")
     if not isinstance(source, DictConfig):
         return set()
-    root = OmegaConf.to_container(dataset._get_root(), resolve=False)
-    assert isinstance(root, dict)
-    path = dataset._get_full_key(None)
-    probe = OmegaConf.create(root)
-    node = OmegaConf.select(probe, path) if path else probe
-    assert isinstance(node, DictConfig)
-    markers = {key: f"<graphbench-probe:{key}>" for key in node if key not in ("_target_", "source")}
-    for key, marker in markers.items():
-        node[key] = marker
-    resolved = str(OmegaConf.to_container(node.source, resolve=True))
-    return {key for key, marker in markers.items() if marker in resolved}
+    flat = {key for key in dataset if key not in ("_target_", "source")}
+    raw = OmegaConf.to_container(source, resolve=False)
+    return {key for key in _interpolated(raw, ("source",)) if key in flat}
+
+
+def _interpolated(value: Any, path: tuple[str, ...]) -> Iterator[str]:
+    """The dataset-level keys that the strings in ``value`` (found at ``path`` below the dataset node;
+    the key of a string included) interpolate."""
+    if isinstance(value, dict):
+        for key, item in value.items():
+            yield from _interpolated(item, (*path, str(key)))
+    elif isinstance(value, list):
+        for index, item in enumerate(value):
+            yield from _interpolated(item, (*path, str(index)))
+    elif isinstance(value, str):
+        for body in INTERPOLATION.findall(value):
+            for reference in body.split(":", 1)[-1].split(","):
+                key = _dataset_key(reference.strip(), path[:-1])
+                if key is not None:
+                    yield key
+
+
+#: the body of an interpolation without nested ones: ``dataset.name`` in ``${dataset.name}``
+INTERPOLATION = re.compile(r"\$\{([^${}]+)\}")
+
+
+def _dataset_key(reference: str, node: tuple[str, ...]) -> str | None:
+    """The dataset-level key that ``reference`` names from inside ``node`` (a path below the dataset
+    node), or ``None``: ``dataset.k`` absolutely, or ``.k``, ``..k``, ... climbing one node per dot
+    after the first."""
+    if reference.startswith("dataset."):
+        return reference.split(".")[1]
+    dots = len(reference) - len(reference.lstrip("."))
+    if dots == 0 or dots - 1 != len(node):
+        return None
+    return reference[dots:].split(".")[0] or None
 
 
 def unread_keys(dataset: DictConfig, cls: type[DataModule]) -> list[str]:

@@ -79,7 +79,7 @@ class OneGraph:
 
         def cache(name: str, params: tuple[Any, ...], build: Callable[[], Any]) -> Any:
             label = f"{dm.name}: {self.sampler.name} {name}"
-            return load_or_build(dm._cache_path("sampler", name, *params), build, label)
+            return load_or_build(dm.cache_path("sampler", name, *params), build, label)
 
         # every rank seeded the same global seed (seed_everything), so all draw the same permutation
         return SamplerContext(dm.num_workers, cache, dm.shard, torch.initial_seed())
