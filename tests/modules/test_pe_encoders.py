@@ -133,3 +133,18 @@ def test_graphgps_deepset_lappe_with_concat_dim() -> None:
     assert rwse.out_dim == 28 and rwse.linear.weight.shape == (28, 20)
     with pytest.raises(ValueError, match="without concat_dim"):
         SumPEEncoder([rwse, LapPEEncoder(k=2, out_dim=28)])
+
+
+def test_one_sign_per_eigenvector_for_the_whole_batch() -> None:
+    """sign_flip_per="batch" (GraphGPS's LapPENodeEncoder): every node of every graph gets the same sign per column."""
+    enc = LapPEEncoder(k=4, out_dim=4, kind="linear", sign_flip_per="batch").train()
+    with torch.no_grad():
+        enc.linear.weight.copy_(torch.eye(4))
+        enc.linear.bias.zero_()
+    batch = Batch.from_data_list([Data(lap_pe=torch.ones(3, 4), num_nodes=3), Data(lap_pe=torch.ones(2, 4), num_nodes=2)])
+    for seed in range(4):
+        torch.manual_seed(seed)
+        out = enc(batch)
+        assert (out == out[:1]).all() and set(out.abs().flatten().tolist()) == {1.0}
+    with pytest.raises(ValueError, match="sign_flip_per"):
+        LapPEEncoder(k=4, out_dim=4, sign_flip_per="node")

@@ -300,7 +300,8 @@ def graphbench_keys(source: dict[str, Any]) -> dict[str, Any]:
     if pe == "lappe":
         put("posenc_LapPE.eigen.laplacian_norm", pe__laplacian="combinatorial")
         put("posenc_LapPE.eigen.max_freqs", pe__k=src["posenc_LapPE.eigen.max_freqs"], pe__keep_trivial=True)
-        put("posenc_LapPE.model", pe__encoder__kind="deepset")
+        # DeepSet, with LapPENodeEncoder's random sign per eigenvector per mini-batch in training
+        put("posenc_LapPE.model", pe__encoder__kind="deepset", pe__encoder__sign_flip=True, pe__encoder__sign_flip_per="batch")
         put("posenc_LapPE.dim_pe", pe__concat_dim=src["posenc_LapPE.dim_pe"])
         put("posenc_LapPE.layers")  # phi's two Linear maps: the structure test counts them
         put("posenc_LapPE.raw_norm_type")  # none: no norm in the PE encoder (the structure test)

@@ -38,15 +38,17 @@ class LapPEEncoder(nn.Module):
 
     **Sign flip:** eigenvectors are defined up to sign, so in training mode (only) each
     eigenvector of **each graph** is multiplied by an independent random :math:`\pm 1`
-    (Dwivedi et al. and GraphGPS draw one sign per eigenvector per *mini-batch*; per
-    graph gives the same per-graph distribution with more diversity). Evaluation is
-    deterministic.
+    (per graph gives the same per-graph distribution as one sign per eigenvector per
+    *mini-batch*, with more diversity); ``sign_flip_per="batch"`` draws one sign per
+    eigenvector for the whole mini-batch, as Dwivedi et al. and GraphGPS's
+    ``LapPENodeEncoder`` do. Evaluation is deterministic.
 
     Args:
         k (int): Number of eigenvectors per node (the transform's ``k``).
         out_dim (int): Output embedding size.
         kind (str): ``"linear"`` or ``"deepset"``. (default: ``"linear"``)
         sign_flip (bool): Random sign flips in training mode. (default: ``True``)
+        sign_flip_per (str): ``"graph"`` or ``"batch"``: what one drawn sign covers. (default: ``"graph"``)
         eigen_attr (str): Eigenvector attribute. (default: ``"lap_pe"``)
         eigval_attr (str): Eigenvalue attribute. (default: ``"lap_eigval"``)
         concat_dim (int, optional): Width of a PE concatenated to the node embedding (``out_dim``
@@ -64,10 +66,14 @@ class LapPEEncoder(nn.Module):
         eigen_attr: str = "lap_pe",
         eigval_attr: str = "lap_eigval",
         concat_dim: int | None = None,
+        sign_flip_per: str = "graph",
     ) -> None:
         super().__init__()
         if kind not in self.KINDS:
             raise ValueError(f"Unknown LapPEEncoder kind {kind!r}; valid kinds: {list(self.KINDS)}")
+        if sign_flip_per not in ("graph", "batch"):
+            raise ValueError(f"Unknown LapPEEncoder sign_flip_per {sign_flip_per!r}; valid: ['graph', 'batch']")
+        self.sign_flip_per = sign_flip_per
         self.k, self.kind, self.sign_flip, self.concat_dim = k, kind, sign_flip, concat_dim
         self.out_dim = out_dim if concat_dim is None else concat_dim
         self.eigen_attr, self.eigval_attr = eigen_attr, eigval_attr
@@ -89,7 +95,10 @@ class LapPEEncoder(nn.Module):
     def forward(self, batch: Data) -> Tensor:
         vecs = _get(batch, self.eigen_attr, self.k, "LapPE")
         vecs = torch.nan_to_num(vecs, nan=0.0)
-        if self.training and self.sign_flip:
+        if self.training and self.sign_flip and self.sign_flip_per == "batch":
+            signs = torch.randint(0, 2, (1, self.k), device=vecs.device) * 2 - 1
+            vecs = vecs * signs.to(vecs.dtype)
+        elif self.training and self.sign_flip:
             graph = _graph_index(batch, vecs)
             num_graphs = int(graph.max()) + 1 if graph.numel() else 0
             signs = torch.randint(0, 2, (num_graphs, self.k), device=vecs.device) * 2 - 1
@@ -103,7 +112,7 @@ class LapPEEncoder(nn.Module):
         return self.rho(hidden.sum(dim=1))
 
     def extra_repr(self) -> str:
-        return f"k={self.k}, out_dim={self.out_dim}, kind={self.kind!r}, sign_flip={self.sign_flip}, concat_dim={self.concat_dim}"
+        return f"k={self.k}, out_dim={self.out_dim}, kind={self.kind!r}, sign_flip={self.sign_flip}, concat_dim={self.concat_dim}, sign_flip_per={self.sign_flip_per!r}"
 
 
 class RWSEEncoder(nn.Module):
