@@ -167,7 +167,7 @@ def test_graphbench_runs_from_an_empty_directory_and_reports(venv_bin: Path, emp
     assert code["version"] == "0.1.0" and code["commit"] is None and code["reason"]
     report = run([str(venv_bin / "graphbench-report"), str(results.parent)], cwd=empty_dir).stdout
     assert "## dataset=cycles, test/accuracy" in report
-    assert "| (all runs) |" in report
+    assert "| (all runs) [fast_dev_run] |" in report  # a smoke test, marked as such
 
 
 def test_a_user_config_dir_adds_a_private_dataset(venv_bin: Path, empty_dir: Path, tmp_path: Path) -> None:
