@@ -12,6 +12,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
+import lightning as L
 import torch
 from lightning.pytorch.callbacks import Callback, ModelCheckpoint
 from lightning.pytorch.loggers.logger import Logger
@@ -28,6 +29,7 @@ from graphbench.modules.budget import solve_width
 from graphbench.modules.layers.grand import INITIALIZATIONS, initialize
 from graphbench.modules.network import count_parameters
 from graphbench.modules.task_module import GraphTaskModule
+from graphbench.run.checkpoints import load_network_weights, read_checkpoint
 from graphbench.run.errors import ConfigError
 from graphbench.run.loggers import ResumableCSVLogger
 from graphbench.run.record import RunRecord, flat_config
@@ -191,3 +193,47 @@ def sized_network(cfg: DictConfig, info: DatasetInfo) -> SizedNetwork:
         num_params = count_parameters(make(hidden_dim))
     log.info("model %s: hidden_dim=%d, %s parameters", cfg.model.name, hidden_dim, f"{num_params:,}")
     return SizedNetwork(make, hidden_dim, num_params)
+
+
+def build_trainer(
+    cfg: DictConfig, callbacks: list[Callback], loggers: list[Logger], default_root_dir: str, **arguments: Any
+) -> L.Trainer:
+    """Lightning's ``Trainer`` of ``cfg.trainer`` with ``callbacks`` and ``loggers``: the progress bar
+    resolved (:func:`show_progress_bar`), no distributed sampler (the DataModules shard the data over
+    DDP ranks themselves, without Lightning's padding repeats in evaluation:
+    :mod:`graphbench.data.store.sharding`), and without a profiler chosen in the config
+    (``++trainer.profiler=simple``), the quiet one of :mod:`graphbench.speedups`. ``arguments`` are
+    further Trainer arguments of the caller's (they win over the config's)."""
+    trainer_cfg = OmegaConf.to_container(cfg.trainer, resolve=True)
+    assert isinstance(trainer_cfg, dict)
+    trainer_cfg["enable_progress_bar"] = show_progress_bar(trainer_cfg.get("enable_progress_bar", "auto"))
+    trainer_cfg["use_distributed_sampler"] = False
+    profiler = trainer_cfg.pop("profiler", None) or speedups.profiler(cfg.speedups.enabled)
+    if profiler is not None:
+        arguments = {"profiler": profiler, **arguments}
+    return build(
+        OmegaConf.create(trainer_cfg),
+        "trainer",
+        callbacks=callbacks,
+        logger=loggers or False,
+        default_root_dir=default_root_dir,
+        **arguments,
+    )
+
+
+def prepared_model(cfg: DictConfig, info: DatasetInfo, record: RunRecord) -> GraphTaskModule:
+    """The task module of ``cfg`` on a dataset of ``info``: the network sized (:func:`sized_network`),
+    its weights drawn from ``cfg.seed`` (the same whatever the width search built), loaded from
+    ``cfg.ckpt_path`` when given (weights only: a fresh optimizer and schedule), compiled under
+    ``model.compile``; ``record`` gets the parameter count, width, monitor and metric."""
+    sized = sized_network(cfg, info)
+    L.seed_everything(cfg.seed, workers=True, verbose=False)
+    network = sized.make(sized.hidden_dim)
+    if cfg.get("ckpt_path"):
+        load_network_weights(network, read_checkpoint(cfg.ckpt_path), cfg.ckpt_path)
+        log.info("initial weights from %s", cfg.ckpt_path)
+    if cfg.model.compile:  # the forward, in place: state_dict keys (checkpoints) stay those of eager runs
+        network = speedups.compile_network(network)
+    record.num_params, record.hidden_dim = sized.num_params, sized.hidden_dim
+    record.monitor, record.metric, record.higher_is_better = info.monitor, info.metric, info.higher_is_better
+    return build_task_module(cfg, network, info)

@@ -10,6 +10,11 @@ from graphbench.callbacks.resources import ResourceTracker
 from graphbench.run.record import RunRecord
 
 
+def epoch_metrics(epoch: dict[str, float]) -> dict[str, float]:
+    """The ``train/*`` and ``val/*`` values of one history entry, without the ``*_best`` running maxima."""
+    return {k: v for k, v in epoch.items() if k.startswith(("train/", "val/")) and not k.endswith("_best")}
+
+
 def fill_from_history(record: RunRecord, history: EpochHistory, tracker: ResourceTracker | None = None) -> None:
     """Set ``record``'s ``epochs_trained``, ``history``, and, once a best epoch was checkpointed, its
     ``best_epoch`` and ``metrics`` (the ``train/*`` and ``val/*`` values of that epoch, without the
@@ -19,7 +24,7 @@ def fill_from_history(record: RunRecord, history: EpochHistory, tracker: Resourc
     best = history.best_record()
     if best is not None:
         record.best_epoch = int(best["epoch"])
-        record.metrics = {k: v for k, v in best.items() if k.startswith(("train/", "val/")) and not k.endswith("_best")}
+        record.metrics = epoch_metrics(best)
     if tracker is not None:
         record.time_per_epoch_s = tracker.time_per_epoch_s
 

@@ -12,6 +12,7 @@ from __future__ import annotations
 import logging
 import traceback
 from collections.abc import Sequence
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, TypeVar
 
@@ -24,20 +25,20 @@ from graphbench import speedups
 from graphbench.build import (
     build_callbacks,
     build_datamodule,
-    build_task_module,
+    build_trainer,
     open_loggers,
+    prepared_model,
     show_progress_bar,
-    sized_network,
 )
 from graphbench.callbacks.history import EpochHistory
 from graphbench.callbacks.last_checkpoint import LastCheckpoint
 from graphbench.callbacks.ntk import NTKAlignment
 from graphbench.callbacks.predictions import TestPredictions
-from graphbench.callbacks.record_progress import RecordProgress
+from graphbench.callbacks.record_progress import RecordProgress, epoch_metrics
 from graphbench.callbacks.resources import ResourceTracker, reset_peak_memory
 from graphbench.config.checks import check_config
-from graphbench.config.instantiate import build
-from graphbench.run.checkpoints import CHECKPOINTS, check_checkpoint_file, load_network_weights, read_checkpoint
+from graphbench.data.datamodules import DataModule
+from graphbench.run.checkpoints import CHECKPOINTS, check_checkpoint_file
 from graphbench.run.distributed import cluster_plugins, launch_context, processes_per_node
 from graphbench.run.errors import ConfigError
 from graphbench.run.frame import RunFrame, record_raw_files, recorded_run, status_of
@@ -108,125 +109,163 @@ def _fit_and_test(
     ``record``: after every epoch the epochs trained, the best epoch so far, its train/val metrics and
     the history (``RecordProgress``, so a run that ends early records them), then the tested epoch's
     train/val metrics and the test metrics. Only the ``writer`` (rank 0 of a DDP run, or the only
-    process) logs and writes ``predictions.npz``.
-
-    The callbacks are ``cfg.callbacks`` (:func:`graphbench.build.build_callbacks`); this task reads
-    those named ``checkpoint`` (the weights tested at the best epoch: required unless the last epoch
-    is tested), ``history`` (without it the record's epochs, history, best and tested epoch and
-    train/val metrics stay empty), ``last_checkpoint`` (what ``resume`` continues from),
-    ``resources`` (``time_per_epoch_s``) and ``predictions`` (``predictions.npz``), and any
-    :class:`NTKAlignment` (its final alignments); it attaches :class:`RecordProgress` after ``history``."""
+    process) logs and writes ``predictions.npz``."""
     check_config(cfg)
     reset_peak_memory()  # the peak of this run, not of an earlier one in this process (an in-process multirun)
     L.seed_everything(cfg.seed, workers=True, verbose=False)
-    datamodule = build_datamodule(cfg)
-    trainer_cfg = OmegaConf.to_container(cfg.trainer, resolve=True)
-    assert isinstance(trainer_cfg, dict)
-    local_processes = processes_per_node(trainer_cfg)
-    datamodule.check_devices(local_processes * int(trainer_cfg.get("num_nodes") or 1))
-    datamodule.prepare_data()
-    datamodule.setup("fit")
-    record_raw_files(record, datamodule)
-    info = datamodule.info
-    sized = sized_network(cfg, info)
-    hidden_dim, num_params = sized.hidden_dim, sized.num_params
-    L.seed_everything(cfg.seed, workers=True, verbose=False)  # same initial weights whatever the search built
-    network = sized.make(hidden_dim)
-    if cfg.get("ckpt_path"):  # start from these weights, with a fresh optimizer (resume=auto restores a whole state)
-        load_network_weights(network, read_checkpoint(cfg.ckpt_path), cfg.ckpt_path)
-        log.info("initial weights from %s", cfg.ckpt_path)
-    if cfg.model.compile:  # the forward, in place: state_dict keys (checkpoints) stay those of eager runs
-        network = speedups.compile_network(network)
-    module = build_task_module(cfg, network, info)
-    record.num_params, record.hidden_dim = num_params, hidden_dim
-    record.monitor, record.metric, record.higher_is_better = info.monitor, info.metric, info.higher_is_better
-
-    progress_bar = show_progress_bar(trainer_cfg.get("enable_progress_bar", "auto"))
-    trainer_cfg["enable_progress_bar"] = progress_bar
-    # the DataModules shard the data over DDP ranks themselves, without Lightning's padding repeats
-    # in evaluation (graphbench.data.store.sharding)
-    trainer_cfg["use_distributed_sampler"] = False
-    # a profiler chosen in the config (++trainer.profiler=simple) is kept; without one, the quiet default
-    quiet_profiler = None if trainer_cfg.get("profiler") else speedups.profiler(cfg.speedups.enabled)
-    default_profiler = {} if quiet_profiler is None else {"profiler": quiet_profiler}
-    callbacks = build_callbacks(cfg, info, echo=not progress_bar)
-    checkpoint = _named(callbacks, "checkpoint", ModelCheckpoint)
-    history = _named(callbacks, "history", EpochHistory)
-    tracker = _named(callbacks, "resources", ResourceTracker)
-    predictions = _named(callbacks, "predictions", TestPredictions)
-    last = _named(callbacks, "last_checkpoint", LastCheckpoint)  # the full state a resumed run continues from
+    datamodule = _prepared_data(cfg, record)
+    module = prepared_model(cfg, datamodule.info, record)
+    fast_dev_run = bool(cfg.trainer.get("fast_dev_run"))
+    parts = RunCallbacks.of(
+        build_callbacks(cfg, datamodule.info, echo=not show_progress_bar(cfg.trainer.get("enable_progress_bar", "auto")))
+    )
     # Lightning's fast_dev_run saves no checkpoint: the one epoch it runs is tested with its weights;
     # task.checkpoint=last tests the last epoch's weights, those the module holds after fit
-    at_last = bool(trainer_cfg.get("fast_dev_run")) or tested == "last"
-    if checkpoint is None and not at_last:
+    at_last = fast_dev_run or tested == "last"
+    if parts.checkpoint is None and not at_last:
         raise ConfigError(
             "task.checkpoint=best tests the weights that callbacks.checkpoint keeps: keep callbacks.checkpoint, "
             "or set task.checkpoint=last"
         )
-    trainer_callbacks: list[Callback] = []
-    for callback in callbacks.values():  # in config order: the best checkpoint, then history, then last
-        trainer_callbacks.append(callback)
-        if callback is history:  # every ending records the epochs so far
-            trainer_callbacks.append(RecordProgress(record, history, tracker))
-    resume_from, resumed_epoch = _resume_point(resume, last, output_dir, writer)
+    resume_from, resumed_epoch = _resume_point(resume, parts.last, output_dir, writer)
     if writer:
         open_loggers(cfg, record, loggers, resumed_epoch)
-    if resume_from is not None:  # the sanity check would draw from the restored generators before epoch 1 does
-        trainer_cfg["num_sanity_val_steps"] = 0
-    # speedups=auto: self.log without Lightning's per-call walk over each logged result, for this run
+    # a resumed run skips the sanity check, which would draw from the restored generators before the first epoch does
+    sanity = {"num_sanity_val_steps": 0} if resume_from is not None else {}
     with (
-        launch_context(cfg, local_processes, output_dir, resume=resume_from is not None),
+        launch_context(cfg, _local_processes(cfg), output_dir, resume=resume_from is not None),
         speedups.run_scope(cfg.speedups.enabled),
     ):
-        trainer: L.Trainer = build(
-            OmegaConf.create(trainer_cfg),
-            "trainer",
-            # order matters among the Checkpoint callbacks: best, then the history that reads it, then last
-            callbacks=trainer_callbacks,
-            logger=loggers or False,
-            default_root_dir=str(output_dir),
-            plugins=cluster_plugins(),
-            **default_profiler,
+        trainer = build_trainer(
+            cfg, parts.trainer_callbacks(record), loggers, str(output_dir), plugins=cluster_plugins(), **sanity
         )
-
         with signals.lightning_loop():
             trainer.fit(module, datamodule=datamodule, ckpt_path=str(resume_from) if resume_from else None)
         _raise_if_stopped(trainer)
-        best = history.best_record() if history is not None else None
-        last_epoch = history.epochs[-1] if history is not None and history.epochs else None
-        tested_epoch = last_epoch if at_last else best
-        if (history is not None and tested_epoch is None) or (
-            checkpoint is not None and not at_last and not checkpoint.best_model_path
-        ):
-            raise ConfigError(
-                f"no validation epoch produced {info.monitor}, so there is no best epoch to test: "
-                "validation must run at least once (trainer.check_val_every_n_epoch <= trainer.max_epochs, "
-                "trainer.limit_val_batches > 0)"
-            )
+        tested_epoch = _tested_epoch(parts, at_last, datamodule.info.monitor)
         with signals.lightning_loop():
-            test_metrics = trainer.test(
-                module,
-                datamodule=datamodule,
-                ckpt_path=None if checkpoint is None or at_last else checkpoint.best_model_path,
-                verbose=False,
-            )[0]
+            best_path = None if parts.checkpoint is None or at_last else parts.checkpoint.best_model_path
+            test_metrics = trainer.test(module, datamodule=datamodule, ckpt_path=best_path, verbose=False)[0]
         _raise_if_stopped(trainer)
-    # RecordProgress filled the rest after every epoch; fast_dev_run's best is its one (uncheckpointed) epoch;
-    # without callbacks.history the epochs stay empty and only the test metrics are known
-    metrics = {k: v for k, v in (tested_epoch or {}).items() if k.startswith(("train/", "val/")) and not k.endswith("_best")}
+    _record_results(record, parts, tested_epoch, test_metrics, module)
+    if writer and parts.predictions is not None:
+        parts.predictions.save(output_dir / "predictions.npz")
+
+
+def _local_processes(cfg: DictConfig) -> int:
+    trainer_cfg = OmegaConf.to_container(cfg.trainer, resolve=True)
+    assert isinstance(trainer_cfg, dict)
+    return processes_per_node(trainer_cfg)
+
+
+def _prepared_data(cfg: DictConfig, record: RunRecord) -> DataModule:
+    """The DataModule of ``cfg``, checked against the run's processes, prepared and set up for fitting;
+    ``record`` gets the MD5s of the raw files it read."""
+    datamodule = build_datamodule(cfg)
+    datamodule.check_devices(_local_processes(cfg) * int(cfg.trainer.get("num_nodes") or 1))
+    datamodule.prepare_data()
+    datamodule.setup("fit")
+    record_raw_files(record, datamodule)
+    return datamodule
+
+
+@dataclass
+class RunCallbacks:
+    """The callbacks of ``cfg.callbacks`` (:func:`graphbench.build.build_callbacks`), and those this task
+    reads, found by type: the ``history`` (without it the record's epochs, history, best and tested epoch and train/val
+    metrics stay empty), the best-epoch ``checkpoint`` (the ``ModelCheckpoint`` the history reads, or
+    the first one), ``last`` (what a resume continues from), the ``tracker``
+    (``time_per_epoch_s``), the test ``predictions`` and any NTK alignment (its final values)."""
+
+    built: list[Callback]
+    checkpoint: ModelCheckpoint | None
+    history: EpochHistory | None
+    last: LastCheckpoint | None
+    tracker: ResourceTracker | None
+    predictions: TestPredictions | None
+    ntk: list[NTKAlignment]
+
+    @classmethod
+    def of(cls, callbacks: dict[str, Callback]) -> RunCallbacks:
+        built = list(callbacks.values())
+        history = _only(built, EpochHistory)
+        return cls(
+            built,
+            checkpoint=history.checkpoint if history is not None else _first(built, ModelCheckpoint),
+            history=history,
+            last=_only(built, LastCheckpoint),
+            tracker=_only(built, ResourceTracker),
+            predictions=_only(built, TestPredictions),
+            ntk=[c for c in built if isinstance(c, NTKAlignment)],
+        )
+
+    def trainer_callbacks(self, record: RunRecord) -> list[Callback]:
+        """In config order, with :class:`RecordProgress` (every ending records the epochs so far) right
+        after ``history``, which it reads; Lightning calls both after the best checkpoint they read."""
+        callbacks: list[Callback] = []
+        for callback in self.built:
+            callbacks.append(callback)
+            if callback is self.history:
+                callbacks.append(RecordProgress(record, self.history, self.tracker))
+        return callbacks
+
+
+def _first(callbacks: list[Callback], kind: type[CallbackT]) -> CallbackT | None:
+    return next((c for c in callbacks if isinstance(c, kind)), None)
+
+
+def _only(callbacks: list[Callback], kind: type[CallbackT]) -> CallbackT | None:
+    """The callback of type ``kind`` among ``callbacks``, ``None`` when there is none; two are one
+    :class:`ConfigError` line (which of them would the record read?)."""
+    found = [c for c in callbacks if isinstance(c, kind)]
+    if len(found) > 1:
+        raise ConfigError(
+            f"cfg.callbacks holds {len(found)} callbacks of type {kind.__name__}; the train task reads one: remove the others"
+        )
+    return found[0] if found else None
+
+
+def _tested_epoch(parts: RunCallbacks, at_last: bool, monitor: str) -> dict[str, float] | None:
+    """The history entry of the epoch tested: the best validation epoch, or the last one ``at_last``.
+    One :class:`ConfigError` line when validation never produced the monitored metric."""
+    history, checkpoint = parts.history, parts.checkpoint
+    if history is None:
+        tested = None
+    elif at_last:
+        tested = history.epochs[-1] if history.epochs else None
+    else:
+        tested = history.best_record()
+    if (history is not None and tested is None) or (checkpoint is not None and not at_last and not checkpoint.best_model_path):
+        raise ConfigError(
+            f"no validation epoch produced {monitor}, so there is no best epoch to test: "
+            "validation must run at least once (trainer.check_val_every_n_epoch <= trainer.max_epochs, "
+            "trainer.limit_val_batches > 0)"
+        )
+    return tested
+
+
+def _record_results(
+    record: RunRecord,
+    parts: RunCallbacks,
+    tested_epoch: dict[str, float] | None,
+    test_metrics: dict[str, Any],
+    module: L.LightningModule,
+) -> None:
+    """The tested epoch's train/val metrics, the test metrics and the final NTK alignments
+    (``callbacks=ntk``), the best and tested epochs, time per epoch and peak memory. RecordProgress filled
+    the rest after every epoch; without ``callbacks.history`` only the test metrics are known."""
+    metrics = epoch_metrics(tested_epoch or {})
     metrics.update({k: float(v) for k, v in test_metrics.items()})
-    for callback in callbacks.values():  # callbacks=ntk: the last measured NTK alignments (ntk/*_final)
-        if isinstance(callback, NTKAlignment):
-            metrics.update(callback.final_metrics())
+    for ntk in parts.ntk:
+        metrics.update(ntk.final_metrics())
     if tested_epoch is not None:
+        best = parts.history.best_record() if parts.history is not None else None
         record.best_epoch = int((best or tested_epoch)["epoch"])
         record.tested_epoch = int(tested_epoch["epoch"])
     record.metrics = metrics
-    if tracker is not None:
-        record.time_per_epoch_s = tracker.time_per_epoch_s
+    if parts.tracker is not None:
+        record.time_per_epoch_s = parts.tracker.time_per_epoch_s
     record.peak_memory_mb = ResourceTracker.peak_memory_mb(module.device)
-    if writer and predictions is not None:
-        predictions.save(output_dir / "predictions.npz")
 
 
 def _resume_point(resume: bool, last: LastCheckpoint | None, output_dir: Path, writer: bool) -> tuple[Path | None, int | None]:
@@ -255,20 +294,6 @@ def _free_name(path: Path) -> Path:
     while (candidate := path.with_name(f"{path.stem}.{n}{path.suffix}")).exists():
         n += 1
     return candidate
-
-
-def _named(callbacks: dict[str, Callback], name: str, kind: type[CallbackT]) -> CallbackT | None:
-    """The callback ``callbacks.<name>``, or ``None`` when the config removed it; one of another type
-    than the ``kind`` this task reads raises :class:`ConfigError`."""
-    callback = callbacks.get(name)
-    if callback is None:
-        return None
-    if not isinstance(callback, kind):
-        raise ConfigError(
-            f"callbacks.{name} is a {type(callback).__name__}; the train task reads it as a {kind.__name__}: "
-            f"give it a _target_ of that type, or remove it (~callbacks.{name})"
-        )
-    return callback
 
 
 def _raise_if_stopped(trainer: L.Trainer) -> None:
