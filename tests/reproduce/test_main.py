@@ -41,6 +41,15 @@ def test_dry_run_prints_one_command_per_cell_and_runs_nothing(
     assert not out.exists()
 
 
+def test_overrides_may_follow_the_options(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    root = every_data_path(tmp_path / "data")
+    argv = ["gin-mutag", "--launcher", "submitit_slurm", "--dry-run", f"paths.data_dir={root}", "trainer=gpu"]
+    assert main(argv) == 0
+    command = capsys.readouterr().out.splitlines()[3]
+    assert command.startswith(f"graphbench -m dataset=mutag model=gin paths.data_dir={root} trainer=gpu seed=0 ")
+    assert command.endswith(" hydra/launcher=submitit_slurm")
+
+
 def test_dry_run_lists_the_cells_whose_raw_files_are_missing(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     root = tmp_path / "data"
     (root / "peptides-functional/raw/peptide_multi_class_dataset.csv.gz").mkdir(parents=True)

@@ -139,7 +139,7 @@ def run_table(plan: TablePlan) -> int:
 
 def main(argv: Sequence[str] | None = None, config_dir: Path = CONFIG_DIR) -> int:
     """Run the CLI; return the exit status."""
-    args = build_parser().parse_args(argv)
+    args = build_parser().parse_intermixed_args(argv)  # overrides may follow the options
     if args.name is not None and "=" in args.name:  # --list key=value: an override, not a table
         args.name, args.overrides = None, [args.name, *args.overrides]
     try:
