@@ -221,17 +221,21 @@ def build_trainer(
     )
 
 
-def prepared_model(cfg: DictConfig, info: DatasetInfo, record: RunRecord) -> GraphTaskModule:
+def prepared_model(
+    cfg: DictConfig, info: DatasetInfo, record: RunRecord, checkpoint: dict[str, Any] | None = None
+) -> GraphTaskModule:
     """The task module of ``cfg`` on a dataset of ``info``: the network sized (:func:`sized_network`),
-    its weights drawn from ``cfg.seed`` (the same whatever the width search built), loaded from
-    ``cfg.ckpt_path`` when given (weights only: a fresh optimizer and schedule), compiled under
-    ``model.compile``; ``record`` gets the parameter count, width, monitor and metric."""
+    its weights drawn from ``cfg.seed`` (the same whatever the width search built), replaced by those of
+    ``cfg.ckpt_path`` when given (weights only: a fresh optimizer and schedule; ``checkpoint``: that file
+    as the caller read it already), compiled under ``model.compile``; ``record`` gets the parameter
+    count, width, monitor and metric."""
     sized = sized_network(cfg, info)
     L.seed_everything(cfg.seed, workers=True, verbose=False)
     network = sized.make(sized.hidden_dim)
     if cfg.get("ckpt_path"):
-        load_network_weights(network, read_checkpoint(cfg.ckpt_path), cfg.ckpt_path)
-        log.info("initial weights from %s", cfg.ckpt_path)
+        weights = checkpoint if checkpoint is not None else read_checkpoint(cfg.ckpt_path)
+        load_network_weights(network, weights, cfg.ckpt_path)
+        log.info("weights from %s", cfg.ckpt_path)
     if cfg.model.compile:  # the forward, in place: state_dict keys (checkpoints) stay those of eager runs
         network = speedups.compile_network(network)
     record.num_params, record.hidden_dim = sized.num_params, sized.hidden_dim

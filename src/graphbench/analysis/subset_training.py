@@ -14,13 +14,12 @@ from pathlib import Path
 import lightning as L
 import torch
 from lightning.pytorch.callbacks import ModelCheckpoint
-from omegaconf import DictConfig, OmegaConf
+from omegaconf import DictConfig
 from torch import Tensor
 
-from graphbench.build import build_datamodule, build_task_module, network_builder, network_width, show_progress_bar
+from graphbench.build import build_datamodule, build_task_module, build_trainer, network_builder, network_width
 from graphbench.callbacks.divergence import DivergenceGuard
 from graphbench.config.checks import check_config
-from graphbench.config.instantiate import build
 from graphbench.data.datamodules.node_level import NodeLevelDataModule
 from graphbench.data.info import DatasetInfo
 from graphbench.run.checkpoints import CHECKPOINTS
@@ -98,17 +97,7 @@ def train_on_nodes(
         save_weights_only=True,
         enable_version_counter=False,
     )
-    trainer_cfg = OmegaConf.to_container(cfg.trainer, resolve=True)
-    assert isinstance(trainer_cfg, dict)
-    trainer_cfg["enable_progress_bar"] = show_progress_bar(trainer_cfg.get("enable_progress_bar", "auto"))
-    trainer_cfg["enable_model_summary"] = False
-    trainer: L.Trainer = build(
-        OmegaConf.create(trainer_cfg),
-        "trainer",
-        callbacks=[best, DivergenceGuard()],
-        logger=False,
-        default_root_dir=str(run_dir),
-    )
+    trainer = build_trainer(cfg, [best, DivergenceGuard()], [], str(run_dir), enable_model_summary=False)
     trainer.fit(module, datamodule=datamodule)
     if trainer.interrupted:
         raise KeyboardInterrupt

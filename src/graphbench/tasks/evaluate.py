@@ -24,12 +24,11 @@ from omegaconf import DictConfig, OmegaConf
 from torch.utils.data import DataLoader
 
 from graphbench import speedups
-from graphbench.build import build_datamodule, build_task_module, open_loggers, show_progress_bar, sized_network
+from graphbench.build import build_datamodule, build_trainer, open_loggers, prepared_model
 from graphbench.callbacks.predictions import TestPredictions
 from graphbench.config.checks import check_config
-from graphbench.config.instantiate import build
 from graphbench.data.datamodules import DataModule
-from graphbench.run.checkpoints import checkpoint_config, load_network_weights, network_from_checkpoint, read_checkpoint
+from graphbench.run.checkpoints import checkpoint_config, network_from_checkpoint, read_checkpoint
 from graphbench.run.distributed import processes_per_node
 from graphbench.run.errors import ConfigError
 from graphbench.run.frame import RunFrame, record_raw_files, recorded_run
@@ -53,7 +52,7 @@ def evaluate(cfg: DictConfig, *, splits: Sequence[str] = SPLITS, overrides: Sequ
     without a config, unknown splits or several devices end the run at once with a one-line
     ``failed: ...`` status (the config recorded is then the command line's)."""
     try:
-        checkpoint, path, cfg, trainer_cfg = _prepared(cfg, list(splits), overrides)
+        checkpoint, cfg = _prepared(cfg, list(splits), overrides)
     except ConfigError as exc:
         refusal = exc
 
@@ -63,15 +62,13 @@ def evaluate(cfg: DictConfig, *, splits: Sequence[str] = SPLITS, overrides: Sequ
         return recorded_run(cfg, refused, overrides=overrides)
 
     def body(cfg: DictConfig, record: RunRecord, frame: RunFrame) -> None:
-        _score(cfg, record, frame, checkpoint, path, list(splits), trainer_cfg)
+        _score(cfg, record, frame, checkpoint, list(splits))
 
     return recorded_run(cfg, body, overrides=overrides)
 
 
-def _prepared(
-    cfg: DictConfig, splits: list[str], overrides: Sequence[str]
-) -> tuple[dict[str, Any], str, DictConfig, dict[str, Any]]:
-    """The checkpoint, its path, ``cfg`` with the checkpoint's network and the trainer's arguments;
+def _prepared(cfg: DictConfig, splits: list[str], overrides: Sequence[str]) -> tuple[dict[str, Any], DictConfig]:
+    """The checkpoint and ``cfg`` with the checkpoint's network;
     raises a one-line :class:`ConfigError` for a missing or unreadable ``ckpt_path``, a checkpoint
     without a config, unknown splits, a command line contradicting the network or several devices."""
     path = cfg.get("ckpt_path")
@@ -92,7 +89,7 @@ def _prepared(
     assert isinstance(trainer_cfg, dict)
     if processes_per_node(trainer_cfg) * int(trainer_cfg.get("num_nodes") or 1) > 1:
         raise ConfigError("task=eval runs on one device: set trainer.devices=1 (and trainer.num_nodes=1)")
-    return checkpoint, str(path), cfg, trainer_cfg
+    return checkpoint, cfg
 
 
 class _SplitAsTest(L.LightningDataModule):
@@ -131,9 +128,7 @@ def _score(
     record: RunRecord,
     frame: RunFrame,
     checkpoint: dict[str, Any],
-    path: str,
     splits: list[str],
-    trainer_cfg: dict[str, Any],
 ) -> None:
     check_config(cfg)
     L.seed_everything(cfg.seed, workers=True, verbose=False)
@@ -144,29 +139,12 @@ def _score(
     info = datamodule.info
     for split in splits:
         _check_split_scorable(datamodule, split)
-    sized = sized_network(cfg, info)
-    network = sized.make(sized.hidden_dim)
-    load_network_weights(network, checkpoint, path)
-    log.info("weights from %s", path)
-    record.num_params, record.hidden_dim = sized.num_params, sized.hidden_dim
-    record.monitor, record.metric, record.higher_is_better = info.monitor, info.metric, info.higher_is_better
+    module = prepared_model(cfg, info, record, checkpoint)
     record.score = None if "test" in splits else f"{splits[0]}/{info.metric}"
-    if cfg.model.compile:
-        network = speedups.compile_network(network)
-    module = build_task_module(cfg, network, info)
     predictions = TestPredictions()
     open_loggers(cfg, record, frame.loggers)
-    trainer_cfg = {**trainer_cfg, "enable_progress_bar": show_progress_bar(trainer_cfg.get("enable_progress_bar", "auto"))}
-    trainer_cfg["use_distributed_sampler"] = False
     with speedups.run_scope(cfg.speedups.enabled):
-        trainer: L.Trainer = build(
-            OmegaConf.create(trainer_cfg),
-            "trainer",
-            callbacks=[predictions],
-            logger=frame.loggers or False,
-            enable_checkpointing=False,
-            default_root_dir=str(frame.output_dir),
-        )
+        trainer = build_trainer(cfg, [predictions], frame.loggers, str(frame.output_dir), enable_checkpointing=False)
         for split in splits:
             module.test_split = split
             with frame.signals.lightning_loop():
