@@ -88,3 +88,20 @@ def test_the_ppnp_experiment_tunes_with_the_igb_codes_ppnp_and_runs_final_script
     final = {**cfg.task.final, "runs": 2, "shared": {"trainer": {"max_epochs": 3}}}
     record = validutil(cfg, num_val_nodes=1, baseline=tiny, tuning=tiny, final=final)
     assert record.status == "completed" and (record.metrics["final/model.layer.K"], record.metrics["final/runs"]) == (8.0, 2.0)
+
+
+def test_given_tuned_labels_replace_the_tuning_and_a_wrong_file_fails_naming_it(tmp_path: Path) -> None:
+    cfg = cora_cfg(tmp_path)
+    graph = node_datamodule(cfg).graph
+    truth = graph.y[graph.val_mask].tolist()
+    labels = tmp_path / "labels.txt"
+    labels.write_text(" ".join(str(c) for c in truth))
+    record = validutil(cfg, baseline=TINY_PHASE, final=TINY_FINAL, tuned_labels=str(labels))
+    assert record.status == "completed" and record.metrics["validutil/pseudo_label_accuracy"] == 1.0
+    assert (tmp_path / "out" / VALIDUTIL_CSV).read_text().splitlines() == ["node,label,initial,tuned,val_accuracy"]
+    labels.write_text("0 1")
+    cfg.paths.output_dir = str(tmp_path / "out2")
+    record = validutil(cfg, baseline=TINY_PHASE, final=TINY_FINAL, tuned_labels=str(labels))
+    assert record.status == (
+        f"failed: task.tuned_labels={labels}: expected {len(truth)} labels in 0..2 (one per validation node), got 2 in 0..1"
+    )

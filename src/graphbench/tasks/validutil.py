@@ -42,8 +42,10 @@ import csv
 import logging
 import statistics
 from collections.abc import Sequence
+from pathlib import Path
 from typing import Any
 
+import numpy as np
 import torch
 from omegaconf import DictConfig, OmegaConf
 from torch import Tensor
@@ -105,6 +107,7 @@ def validutil(
     every_phase: Any = None,
     final: Any = None,
     grid: Any = None,
+    tuned_labels: str | None = None,
     device: str = "auto",
     overrides: Sequence[str] = (),
 ) -> RunRecord:
@@ -115,7 +118,10 @@ def validutil(
     values of all phases by model and dataset name (``{gcn: {citeseer: {model: {layer: {improved: true}}}}}``);
     ``final``: the code's final model, ``{runs, patience, shared, settings: {<model>: {<dataset>: values}}}``
     (:func:`~graphbench.analysis.igb.fit.fit_runs`); ``grid``: graphbench's grid search in its place when
-    non-empty (:func:`~graphbench.analysis.igb.fit.grid_points`); ``device``: where every fit runs
+    non-empty (:func:`~graphbench.analysis.igb.fit.grid_points`); ``tuned_labels``: a file of the validation
+    nodes' pseudo-labels in node order (:func:`read_labels`, e.g. the IGB authors' published
+    ``pseudo_label_list/GCN_Cora_label_list.pt``) used instead of phase 2, which is then skipped
+    (``validutil.csv`` has no rows); ``device``: where every fit runs
     (``auto``: CUDA when there is one, else the CPU; or a torch device such as ``cpu``, ``cuda:0``).
 
     ``results.json`` metrics: ``test/accuracy`` of the final model trained with the tuned
@@ -142,7 +148,7 @@ def validutil(
             raise ConfigError(
                 f"task.num_val_nodes={num_val_nodes} must lie in 1..{val_nodes.numel()} (the validation nodes) or be null (all)"
             )
-        tuned_nodes = val_nodes[:count]
+        tuned_nodes = val_nodes[:count] if tuned_labels is None else val_nodes[:0]
         graphs: dict[str, Data] = {}
 
         def graph_of(phase_cfg: DictConfig) -> Data:
@@ -161,6 +167,8 @@ def validutil(
         labels = graph.y.clone()
         labels[val_nodes] = first.predictions[val_nodes]
         initial = labels.clone()
+        if tuned_labels is not None:
+            labels[val_nodes] = read_labels(tuned_labels, val_nodes.numel(), num_classes).to(labels.device)
 
         tune_cfg = _phase(cfg, "tuning", common, tuning)
         tune_recipe = FullBatchRecipe.from_config(tune_cfg, info)
@@ -230,7 +238,7 @@ def validutil(
             **chosen,
         }
         with (frame.output_dir / VALIDUTIL_CSV).open("w", newline="") as handle:
-            writer = csv.DictWriter(handle, fieldnames=list(rows[0]))
+            writer = csv.DictWriter(handle, fieldnames=["node", "label", "initial", "tuned", "val_accuracy"])
             writer.writeheader()
             writer.writerows(rows)
         log.info(
@@ -284,3 +292,28 @@ def _grid_final(
     tuned = search(labels, augmented)
     unchanged, self_trained = search(None, graph), search(initial, augmented)
     return tuned.selections, unchanged.selections, self_trained.selections, grid_metrics(tuned), tuned.recipe
+
+
+def read_labels(path: str, count: int, num_classes: int) -> Tensor:
+    """``count`` class indices from ``path``: ``.npy`` (NumPy), ``.txt`` (whitespace-separated integers) or
+    ``.pt`` (a tensor, list or array saved by ``torch.save``, as the IGB code saves its
+    ``pseudo_label_list/*.pt``; unpickled, so only files you trust). Raises :class:`ConfigError` naming the
+    file when it does not hold ``count`` labels in ``0..num_classes-1``."""
+    file = Path(path)
+    if not file.is_file():
+        raise ConfigError(f"task.tuned_labels={path}: no such file")
+    if file.suffix == ".npy":
+        values = np.load(file)
+    elif file.suffix == ".txt":
+        values = np.loadtxt(file, dtype=np.int64, ndmin=1)
+    elif file.suffix == ".pt":
+        values = torch.load(file, weights_only=False)
+    else:
+        raise ConfigError(f"task.tuned_labels={path}: expected a .npy, .txt or .pt file")
+    labels = torch.as_tensor(np.asarray(values), dtype=torch.long).view(-1)
+    if labels.numel() != count or bool((labels < 0).any()) or bool((labels >= num_classes).any()):
+        raise ConfigError(
+            f"task.tuned_labels={path}: expected {count} labels in 0..{num_classes - 1} (one per validation node), "
+            f"got {labels.numel()} in {int(labels.min())}..{int(labels.max())}"
+        )
+    return labels
