@@ -1,15 +1,16 @@
 """graphbench.build.build_callbacks: ``conf/callbacks/`` composed into a run's Lightning callbacks, by name,
-with the dataset's monitor given by the builder; entries overridden, removed and added by presets."""
+each built as its node stands, the dataset's monitor and direction interpolated; entries overridden,
+removed and added by presets; the history finds its checkpoint when the Trainer sets up."""
 
 from __future__ import annotations
 
-import dataclasses
 from collections.abc import Callable
 from datetime import timedelta
 from pathlib import Path
 
+import lightning as L
 import pytest
-from lightning.pytorch.callbacks import EarlyStopping, LearningRateMonitor, ModelCheckpoint, Timer
+from lightning.pytorch.callbacks import Callback, EarlyStopping, LearningRateMonitor, ModelCheckpoint, Timer
 from omegaconf import DictConfig
 
 from graphbench.build import build_callbacks
@@ -21,22 +22,7 @@ from graphbench.callbacks.parameter_budget import ParameterBudget
 from graphbench.callbacks.predictions import TestPredictions
 from graphbench.callbacks.resources import ResourceTracker
 from graphbench.callbacks.rng_state import RNGState
-from graphbench.data.info import DatasetInfo, FeatureSpec
 from graphbench.run.errors import ConfigError
-
-#: a binary graph task scored by accuracy (higher is better)
-ACCURACY = DatasetInfo(
-    name="toy",
-    level="graph",
-    task_type="binary",
-    num_outputs=1,
-    metric="accuracy",
-    higher_is_better=True,
-    node_features=FeatureSpec("dense", 3),
-    edge_features=None,
-)
-#: a regression task scored by the mean absolute error (lower is better)
-MAE = dataclasses.replace(ACCURACY, task_type="regression", metric="mae", higher_is_better=False)
 
 #: conf/callbacks/default.yaml, in its order, and the type each entry builds
 DEFAULTS = {
@@ -53,7 +39,7 @@ DEFAULTS = {
 
 def test_the_default_callbacks_in_order_with_the_dataset_monitor(compose_cfg: Callable[..., DictConfig], tmp_path: Path) -> None:
     run_dir = tmp_path / "run"
-    callbacks = build_callbacks(compose_cfg([], run_dir=run_dir), ACCURACY, echo=True)
+    callbacks = build_callbacks(compose_cfg([], run_dir=run_dir))
     assert list(callbacks) == list(DEFAULTS)
     assert [type(c) for c in callbacks.values()] == list(DEFAULTS.values())
     checkpoint = callbacks["checkpoint"]
@@ -63,6 +49,7 @@ def test_the_default_callbacks_in_order_with_the_dataset_monitor(compose_cfg: Ca
     assert Path(str(checkpoint.dirpath)) == (run_dir / "checkpoints").resolve()
     history = callbacks["history"]
     assert isinstance(history, EpochHistory)
+    set_up(history, callbacks)
     assert history.checkpoint is checkpoint and history.monitor == "val/accuracy" and history.echo is True
     last = callbacks["last_checkpoint"]
     assert isinstance(last, LastCheckpoint)
@@ -72,7 +59,7 @@ def test_the_default_callbacks_in_order_with_the_dataset_monitor(compose_cfg: Ca
 
 
 def test_a_lower_is_better_metric_is_minimized(compose_cfg: Callable[..., DictConfig]) -> None:
-    callbacks = build_callbacks(compose_cfg(["callbacks=early_stopping"]), MAE, echo=False)
+    callbacks = build_callbacks(compose_cfg(["callbacks=early_stopping", "dataset=zinc"]))
     for name in ("checkpoint", "early_stopping"):
         callback = callbacks[name]
         assert isinstance(callback, ModelCheckpoint | EarlyStopping)
@@ -81,35 +68,44 @@ def test_a_lower_is_better_metric_is_minimized(compose_cfg: Callable[..., DictCo
 
 def test_arguments_are_overridden_from_the_command_line(compose_cfg: Callable[..., DictConfig]) -> None:
     overrides = ["callbacks.checkpoint.save_top_k=3", "checkpoint_every_s=0", "budget=100k", "callbacks.history.echo=false"]
-    callbacks = build_callbacks(compose_cfg(overrides), ACCURACY, echo=True)
+    callbacks = build_callbacks(compose_cfg(overrides))
     checkpoint, history, last, budget = (callbacks[k] for k in ("checkpoint", "history", "last_checkpoint", "budget"))
     assert isinstance(checkpoint, ModelCheckpoint) and checkpoint.save_top_k == 3
-    assert isinstance(history, EpochHistory) and history.echo is False  # the config's value wins over the builder's
+    assert isinstance(history, EpochHistory)
+    set_up(history, callbacks)
+    assert history.echo is False  # the config's value, although no progress bar is shown
     assert isinstance(last, LastCheckpoint) and last.every_s == 0
     assert isinstance(budget, ParameterBudget) and budget.max_params == 100_000
 
 
 def test_an_entry_naming_its_own_monitor_keeps_it(compose_cfg: Callable[..., DictConfig]) -> None:
     overrides = ["callbacks.checkpoint.monitor=val/loss", "callbacks.checkpoint.mode=min"]
-    callbacks = build_callbacks(compose_cfg(overrides), ACCURACY, echo=False)
+    callbacks = build_callbacks(compose_cfg(overrides))
     checkpoint, history = callbacks["checkpoint"], callbacks["history"]
     assert isinstance(checkpoint, ModelCheckpoint) and (checkpoint.monitor, checkpoint.mode) == ("val/loss", "min")
-    assert isinstance(history, EpochHistory) and history.monitor == "val/loss"
+    assert isinstance(history, EpochHistory)
+    set_up(history, callbacks)
+    assert history.monitor == "val/loss"
 
 
 @pytest.mark.parametrize("removal", ["~callbacks.history", "callbacks.history=null"])
 def test_an_entry_is_removed(compose_cfg: Callable[..., DictConfig], removal: str) -> None:
-    callbacks = build_callbacks(compose_cfg([removal]), ACCURACY, echo=False)
+    callbacks = build_callbacks(compose_cfg([removal]))
     assert list(callbacks) == [name for name in DEFAULTS if name != "history"]
 
 
 def test_history_without_its_checkpoint_is_refused_in_one_line(compose_cfg: Callable[..., DictConfig]) -> None:
-    with pytest.raises(
-        ConfigError, match=r"^callbacks.history records the epoch that callbacks.checkpoint .* \(~callbacks.history\)$"
-    ):
-        build_callbacks(compose_cfg(["~callbacks.checkpoint"]), ACCURACY, echo=False)
-    callbacks = build_callbacks(compose_cfg(["~callbacks.checkpoint", "~callbacks.history"]), ACCURACY, echo=False)
+    callbacks = build_callbacks(compose_cfg(["~callbacks.checkpoint"]))
+    with pytest.raises(ConfigError, match=r"^callbacks.history records the epoch a ModelCheckpoint .* \(~callbacks.history\)$"):
+        set_up(callbacks["history"], callbacks)
+    callbacks = build_callbacks(compose_cfg(["~callbacks.checkpoint", "~callbacks.history"]))
     assert "checkpoint" not in callbacks and "history" not in callbacks
+
+
+def set_up(history: Callback, callbacks: dict[str, Callback]) -> None:
+    """``history`` set up by a Trainer of ``callbacks`` without a progress bar."""
+    trainer = L.Trainer(callbacks=list(callbacks.values()), logger=False, enable_progress_bar=False, enable_checkpointing=True)
+    history.setup(trainer, L.LightningModule(), "fit")
 
 
 @pytest.mark.parametrize(
@@ -124,13 +120,13 @@ def test_history_without_its_checkpoint_is_refused_in_one_line(compose_cfg: Call
     ],
 )
 def test_presets_add_to_the_defaults(compose_cfg: Callable[..., DictConfig], choice: str, added: dict[str, type]) -> None:
-    callbacks = build_callbacks(compose_cfg([choice]), ACCURACY, echo=False)
+    callbacks = build_callbacks(compose_cfg([choice]))
     assert {name: type(c) for name, c in callbacks.items()} == {**DEFAULTS, **added}
 
 
 def test_the_presets_arguments(compose_cfg: Callable[..., DictConfig]) -> None:
     overrides = ["callbacks=[early_stopping,lr_monitor]", "callbacks.early_stopping.patience=7"]
-    callbacks = build_callbacks(compose_cfg(overrides), ACCURACY, echo=False)
+    callbacks = build_callbacks(compose_cfg(overrides))
     stopping, lr_monitor = callbacks["early_stopping"], callbacks["lr_monitor"]
     assert isinstance(stopping, EarlyStopping)
     assert (stopping.monitor, stopping.mode, stopping.patience, stopping.min_delta) == ("val/accuracy", "max", 7, 0.0)
@@ -139,15 +135,15 @@ def test_the_presets_arguments(compose_cfg: Callable[..., DictConfig]) -> None:
 
 def test_a_callback_added_by_its_target(compose_cfg: Callable[..., DictConfig]) -> None:
     overrides = ["+callbacks.every_epoch={_target_: lightning.pytorch.callbacks.ModelCheckpoint, save_top_k: -1}"]
-    callbacks = build_callbacks(compose_cfg(overrides), ACCURACY, echo=False)
+    callbacks = build_callbacks(compose_cfg(overrides))
     assert list(callbacks) == [*DEFAULTS, "every_epoch"]
     every_epoch = callbacks["every_epoch"]
-    # the dataset's monitor goes to the entries named checkpoint and early_stopping only
+    # the dataset's monitor is interpolated in the entries that name it, not given to others
     assert isinstance(every_epoch, ModelCheckpoint) and every_epoch.monitor is None and every_epoch.save_top_k == -1
 
 
 def test_the_documented_timer_is_added(compose_cfg: Callable[..., DictConfig]) -> None:
     """docs/checkpoints_and_loggers.md: any Lightning callback by its ``_target_`` on the command line."""
     overrides = ['+callbacks.timer={_target_: lightning.pytorch.callbacks.Timer, duration: "00:01:00:00"}']
-    timer = build_callbacks(compose_cfg(overrides), ACCURACY, echo=False)["timer"]
+    timer = build_callbacks(compose_cfg(overrides))["timer"]
     assert isinstance(timer, Timer) and timer.time_remaining() == timedelta(hours=1).total_seconds()

@@ -14,7 +14,7 @@ from typing import Any
 
 import lightning as L
 import torch
-from lightning.pytorch.callbacks import Callback, ModelCheckpoint
+from lightning.pytorch.callbacks import Callback
 from lightning.pytorch.loggers.logger import Logger
 from omegaconf import DictConfig, OmegaConf
 from torch import nn
@@ -118,44 +118,11 @@ def show_progress_bar(setting: Any) -> bool:
     return bool(setting)
 
 
-#: the entries of ``cfg.callbacks`` that watch the dataset's validation metric unless they name another
-MONITORING_CALLBACKS: tuple[str, ...] = ("checkpoint", "early_stopping")
-
-
-def build_callbacks(cfg: DictConfig, info: DatasetInfo, echo: bool) -> dict[str, Callback]:
+def build_callbacks(cfg: DictConfig) -> dict[str, Callback]:
     """The Lightning callbacks of ``cfg.callbacks`` (``conf/callbacks/default.yaml``), by name and in
-    config order; an entry removed (``~callbacks.history``) or set to null is not built.
-
-    Each entry is built from its node (``_target_`` and arguments). The arguments only the run knows
-    are given here, explicitly, to the entries of these names, each where the node leaves it out or
-    sets it to null:
-
-    - ``checkpoint`` and ``early_stopping`` (:data:`MONITORING_CALLBACKS`): ``monitor``, the dataset's
-      validation metric ``info.monitor`` (``val/<metric>``), and ``mode``, ``max`` when
-      ``info.higher_is_better`` else ``min`` (an entry that names another monitor names its mode too).
-    - ``history``: ``checkpoint``, the built ``checkpoint`` entry (a ``ModelCheckpoint``, listed before
-      it), whose kept epoch it records; ``monitor``, that checkpoint's; ``echo``, one log line per
-      epoch (when no progress bar is shown).
-
-    Raises :class:`ConfigError` when ``history`` is kept without the ``checkpoint`` it reads."""
-    monitored = {"monitor": info.monitor, "mode": "max" if info.higher_is_better else "min"}
-    built: dict[str, Callback] = {}
-    for name, node in (cfg.get("callbacks") or {}).items():
-        if not node:
-            continue
-        given: dict[str, Any] = {}
-        if name in MONITORING_CALLBACKS:
-            given = monitored
-        elif name == "history":
-            checkpoint = built.get("checkpoint")
-            if not isinstance(checkpoint, ModelCheckpoint):
-                raise ConfigError(
-                    "callbacks.history records the epoch that callbacks.checkpoint (a ModelCheckpoint, listed before "
-                    "it) keeps: keep callbacks.checkpoint, or remove callbacks.history too (~callbacks.history)"
-                )
-            given = {"checkpoint": checkpoint, "monitor": checkpoint.monitor, "echo": echo}
-        built[str(name)] = build(node, f"callbacks.{name}", **{k: v for k, v in given.items() if node.get(k) is None})
-    return built
+    config order, each built from its node as it stands (its ``monitor`` and ``mode`` interpolate the
+    dataset's metric and direction); an entry removed (``~callbacks.history``) or set to null is not built."""
+    return {str(name): build(node, f"callbacks.{name}") for name, node in (cfg.get("callbacks") or {}).items() if node}
 
 
 def build_loggers(cfg: DictConfig) -> list[Logger]:

@@ -94,3 +94,10 @@ def test_run_and_sweep_dirs_end_in_microseconds_and_the_suffix() -> None:
     raw = OmegaConf.load(CONF / "hydra" / "default.yaml")
     for key in ("run", "sweep"):
         assert OmegaConf.to_container(raw)[key]["dir"].endswith(f"/${{now:%H-%M-%S-%f}}_${{{RUN_SUFFIX}:}}")
+
+
+def test_metric_mode_is_the_direction_of_the_dataset_metric() -> None:
+    node = OmegaConf.create({"up": "${gb.metric_mode:true}", "down": "${gb.metric_mode:false}", "bad": "${gb.metric_mode:1}"})
+    assert (node.up, node.down) == ("max", "min")
+    with pytest.raises(Exception, match=r"takes true or false \(dataset.higher_is_better\), got 1"):
+        _ = node.bad

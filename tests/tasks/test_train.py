@@ -96,16 +96,17 @@ def test_without_the_history_callback_the_record_leaves_its_fields_empty(
 
 
 def test_without_the_best_checkpoint_the_run_says_what_it_needs(compose_cfg: Callable[..., DictConfig], tmp_path: Path) -> None:
-    """``~callbacks.checkpoint`` fails in one line naming the history that reads it; without both, testing
-    the best epoch is refused, and ``task.checkpoint=last`` runs without them."""
+    """Without ``callbacks.checkpoint`` testing the best epoch is refused in one line; with
+    ``task.checkpoint=last`` the history, which records the epoch a checkpoint keeps, refuses to run
+    without it; without both, ``task.checkpoint=last`` runs."""
+    refusal = "failed: task.checkpoint=best tests the weights that callbacks.checkpoint keeps: keep callbacks.checkpoint, or set task.checkpoint=last"
     only = run_task(compose_cfg([*RUN, "~callbacks.checkpoint"], run_dir=tmp_path / "a"))
-    assert only.status.startswith("failed: callbacks.history records the epoch that callbacks.checkpoint")
+    assert only.status == refusal
+    history_only = run_task(compose_cfg([*RUN, "~callbacks.checkpoint", "task.checkpoint=last"], run_dir=tmp_path / "d"))
+    assert history_only.status.startswith("failed: callbacks.history records the epoch a ModelCheckpoint with a monitor keeps")
     both = ["~callbacks.checkpoint", "~callbacks.history"]
     best = run_task(compose_cfg([*RUN, *both], run_dir=tmp_path / "b"))
-    assert best.status == (
-        "failed: task.checkpoint=best tests the weights that callbacks.checkpoint keeps: keep callbacks.checkpoint, "
-        "or set task.checkpoint=last"
-    )
+    assert best.status == refusal
     last = run_task(compose_cfg([*RUN, *both, "task.checkpoint=last"], run_dir=tmp_path / "c"))
     assert last.status == "completed" and last.best_epoch is None and set(last.metrics) == {"test/loss", "test/accuracy"}
     assert not (tmp_path / "c" / "checkpoints" / "best.ckpt").exists()

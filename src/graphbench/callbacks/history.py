@@ -8,7 +8,9 @@ import time
 from typing import Any
 
 import lightning as L
-from lightning.pytorch.callbacks import Checkpoint, ModelCheckpoint
+from lightning.pytorch.callbacks import Callback, Checkpoint, ModelCheckpoint
+
+from graphbench.run.errors import ConfigError
 
 log = logging.getLogger("graphbench.tasks.train")
 
@@ -22,13 +24,16 @@ class EpochHistory(Checkpoint):
     where the epoch's training metrics are logged; Lightning puts them after every other callback and
     keeps their relative order, so this one also runs after ``checkpoint``, which must be given first.
 
-    With ``echo``, each epoch is also logged as one line (the console's record when no progress bar
-    is shown: ``epoch 3/40  train/loss 0.4123  val/loss 0.5210  val/accuracy 0.9100  best 0.9300``).
+    ``checkpoint``: by default the Trainer's first ``ModelCheckpoint`` that monitors a metric
+    (:func:`best_checkpoint`), found when the Trainer sets up; ``monitor``: by default that
+    checkpoint's. With ``echo``, each epoch is also logged as one line (the console's record: by
+    default when no progress bar is shown:
+    ``epoch 3/40  train/loss 0.4123  val/loss 0.5210  val/accuracy 0.9100  best 0.9300``).
     """
 
-    def __init__(self, checkpoint: ModelCheckpoint, monitor: str, echo: bool = False) -> None:
-        self.checkpoint = checkpoint
-        self.monitor = monitor
+    def __init__(self, checkpoint: ModelCheckpoint | None = None, monitor: str | None = None, echo: bool | None = None) -> None:
+        self._checkpoint = checkpoint
+        self._monitor = monitor
         self.echo = echo
         self.epochs: list[dict[str, float]] = []
         self.best_epoch: int | None = None
@@ -45,6 +50,29 @@ class EpochHistory(Checkpoint):
             "best_path_seen": self._best_path_seen,
             "best_score_seen": self._best_score_seen,
         }
+
+    @property
+    def checkpoint(self) -> ModelCheckpoint:
+        """The checkpoint whose kept epoch this history records."""
+        if self._checkpoint is None:
+            raise ConfigError("callbacks.history records the epoch a ModelCheckpoint keeps, and the Trainer has none")
+        return self._checkpoint
+
+    @property
+    def monitor(self) -> str:
+        """The metric shown beside the losses in each epoch's line."""
+        return self._monitor if self._monitor is not None else str(self.checkpoint.monitor)
+
+    def setup(self, trainer: L.Trainer, pl_module: L.LightningModule, stage: str) -> None:
+        if self._checkpoint is None:
+            self._checkpoint = best_checkpoint(trainer.callbacks)
+            if self._checkpoint is None:
+                raise ConfigError(
+                    "callbacks.history records the epoch a ModelCheckpoint with a monitor keeps (callbacks.checkpoint): "
+                    "keep callbacks.checkpoint, or remove callbacks.history too (~callbacks.history)"
+                )
+        if self.echo is None:
+            self.echo = trainer.progress_bar_callback is None
 
     def load_state_dict(self, state_dict: dict[str, Any]) -> None:
         self.epochs = list(state_dict["epochs"])
@@ -91,3 +119,9 @@ class EpochHistory(Checkpoint):
             if record["epoch"] == self.best_epoch:
                 return record
         return None
+
+
+def best_checkpoint(callbacks: list[Callback]) -> ModelCheckpoint | None:
+    """The first ``ModelCheckpoint`` among ``callbacks`` that monitors a metric: the one whose epoch a
+    run is tested at (``callbacks.checkpoint``)."""
+    return next((c for c in callbacks if isinstance(c, ModelCheckpoint) and c.monitor is not None), None)

@@ -11,6 +11,9 @@ so ``paths.data_dir`` is ``$GRAPHBENCH_DATA`` if set, else ``./data`` if it exis
 the missing-files message then names). Relative paths are taken from the working directory at
 resolution time (Hydra does not change it: ``hydra.job.chdir=false``) and returned as given.
 
+``${gb.metric_mode:${dataset.higher_is_better}}``: ``max`` or ``min``, the ``mode`` of the callbacks
+that watch the dataset's validation metric (``conf/callbacks/``).
+
 ``${gb.run_suffix:}``: a short random name part (6 hex digits), drawn once per config like Hydra's
 ``${now:...}`` (cached; Hydra copies the cache into a sweep's job configs, also to submitit's job
 processes). ``conf/hydra/default.yaml`` ends run and sweep directory names with it, after the time
@@ -27,6 +30,7 @@ from omegaconf import OmegaConf
 
 FIRST_EXISTING_DIR = "gb.first_existing_dir"
 RUN_SUFFIX = "gb.run_suffix"
+METRIC_MODE = "gb.metric_mode"
 
 
 def first_existing_dir(*candidates: str) -> str:
@@ -44,6 +48,14 @@ def run_suffix() -> str:
     return secrets.token_hex(3)
 
 
+def metric_mode(higher_is_better: bool) -> str:
+    """``max`` for a metric where higher is better, else ``min``: Lightning's ``mode`` of the callbacks
+    that watch it."""
+    if not isinstance(higher_is_better, bool):
+        raise ValueError(f"${{{METRIC_MODE}:...}} takes true or false (dataset.higher_is_better), got {higher_is_better!r}")
+    return "max" if higher_is_better else "min"
+
+
 def register_resolvers() -> None:
     """Register graphbench's resolvers once per process (importing graphbench calls this)."""
     if not OmegaConf.has_resolver(FIRST_EXISTING_DIR):
@@ -52,3 +64,5 @@ def register_resolvers() -> None:
     if not OmegaConf.has_resolver(RUN_SUFFIX):
         # cached, as Hydra's ${now:...}: one config names one directory however often it is resolved
         OmegaConf.register_new_resolver(RUN_SUFFIX, run_suffix, use_cache=True)
+    if not OmegaConf.has_resolver(METRIC_MODE):
+        OmegaConf.register_new_resolver(METRIC_MODE, metric_mode)

@@ -28,9 +28,8 @@ from graphbench.build import (
     build_trainer,
     open_loggers,
     prepared_model,
-    show_progress_bar,
 )
-from graphbench.callbacks.history import EpochHistory
+from graphbench.callbacks.history import EpochHistory, best_checkpoint
 from graphbench.callbacks.last_checkpoint import LastCheckpoint
 from graphbench.callbacks.ntk import NTKAlignment
 from graphbench.callbacks.predictions import TestPredictions
@@ -116,9 +115,7 @@ def _fit_and_test(
     datamodule = _prepared_data(cfg, record)
     module = prepared_model(cfg, datamodule.info, record)
     fast_dev_run = bool(cfg.trainer.get("fast_dev_run"))
-    parts = RunCallbacks.of(
-        build_callbacks(cfg, datamodule.info, echo=not show_progress_bar(cfg.trainer.get("enable_progress_bar", "auto")))
-    )
+    parts = RunCallbacks.of(build_callbacks(cfg))
     # Lightning's fast_dev_run saves no checkpoint: the one epoch it runs is tested with its weights;
     # task.checkpoint=last tests the last epoch's weights, those the module holds after fit
     at_last = fast_dev_run or tested == "last"
@@ -173,8 +170,8 @@ def _prepared_data(cfg: DictConfig, record: RunRecord) -> DataModule:
 class RunCallbacks:
     """The callbacks of ``cfg.callbacks`` (:func:`graphbench.build.build_callbacks`), and those this task
     reads, found by type: the ``history`` (without it the record's epochs, history, best and tested epoch and train/val
-    metrics stay empty), the best-epoch ``checkpoint`` (the ``ModelCheckpoint`` the history reads, or
-    the first one), ``last`` (what a resume continues from), the ``tracker``
+    metrics stay empty), the best-epoch ``checkpoint`` (the first ``ModelCheckpoint`` with a monitor,
+    which the history reads too), ``last`` (what a resume continues from), the ``tracker``
     (``time_per_epoch_s``), the test ``predictions`` and any NTK alignment (its final values)."""
 
     built: list[Callback]
@@ -191,7 +188,7 @@ class RunCallbacks:
         history = _only(built, EpochHistory)
         return cls(
             built,
-            checkpoint=history.checkpoint if history is not None else _first(built, ModelCheckpoint),
+            checkpoint=best_checkpoint(built),
             history=history,
             last=_only(built, LastCheckpoint),
             tracker=_only(built, ResourceTracker),
@@ -208,10 +205,6 @@ class RunCallbacks:
             if callback is self.history:
                 callbacks.append(RecordProgress(record, self.history, self.tracker))
         return callbacks
-
-
-def _first(callbacks: list[Callback], kind: type[CallbackT]) -> CallbackT | None:
-    return next((c for c in callbacks if isinstance(c, kind)), None)
 
 
 def _only(callbacks: list[Callback], kind: type[CallbackT]) -> CallbackT | None:
