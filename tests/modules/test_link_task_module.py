@@ -104,3 +104,14 @@ def test_classification_test_step_returns_every_labelled_pair_with_its_id() -> N
     assert out["y_pred"].tolist() == [2.0, -2.0, -1.0] and out["y_true"].tolist() == [1.0, 0.0, 0.0]
     assert out["index"].tolist() == [7, 8, 9]
     assert task.metrics["test_metric"].compute().item() == 1.0  # F1 of 1 true positive, no false ones
+
+
+def test_ranking_trains_with_the_configured_loss_over_all_sampled_pairs() -> None:
+    """dataset.module.loss (GraphGPS's binary cross-entropy): one mean over positives and negatives together;
+    without one, OGB's mean over positives plus mean over negatives."""
+    pos, neg = torch.tensor([2.0]), torch.tensor([-1.0, 0.5])
+    pooled = module("ranking", "mrr", loss=nn.BCEWithLogitsLoss()).sampled_pairs_loss(pos, neg)
+    expected = F.binary_cross_entropy_with_logits(torch.tensor([2.0, -1.0, 0.5]), torch.tensor([1.0, 0.0, 0.0]))
+    torch.testing.assert_close(pooled, expected)
+    ogb = module("ranking", "mrr").sampled_pairs_loss(pos, neg)
+    torch.testing.assert_close(ogb, F.softplus(-pos).mean() + F.softplus(neg).mean())

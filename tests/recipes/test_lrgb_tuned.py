@@ -287,9 +287,12 @@ def graphbench_keys(source: dict[str, Any]) -> dict[str, Any]:
     loss = {
         "l1": "torch.nn.L1Loss",
         "weighted_cross_entropy": "graphbench.modules.losses.BatchWeightedCrossEntropyLoss",
-        "cross_entropy": "graphbench.modules.losses.MaskedBCEWithLogitsLoss" if task == "multilabel" else None,
+        # binary cross_entropy on PCQM-Contact: GraphGym's BCEWithLogitsLoss over the labelled pairs
+        "cross_entropy": "graphbench.modules.losses.MaskedBCEWithLogitsLoss"
+        if task == "multilabel"
+        else "torch.nn.BCEWithLogitsLoss",
     }[src["model.loss_fun"]]
-    put("model.loss_fun", **({"dataset.module.loss._target_": loss} if loss else {"dataset.module.loss": None}))
+    put("model.loss_fun", **{"dataset.module.loss._target_": loss})
     node_encoder = src["dataset.node_encoder_name"]
     pe = "lappe" if node_encoder.endswith("+LapPE") else "rwse" if node_encoder.endswith("+RWSE") else "none"
     put("dataset.node_encoder_name", pe__name=pe)

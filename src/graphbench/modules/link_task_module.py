@@ -43,7 +43,8 @@ class LinkTaskModule(GraphTaskModule):
     Logs and keeps the same names as :class:`GraphTaskModule`; every value of a multi-valued metric is
     logged as ``{split}/{name}``. ``test_step`` returns the scores of the labelled (for ``ranking``:
     positive) test pairs, their labels and ids. ``hits`` and ``ranking`` train with OGB's
-    positive-vs-negative BCE (:func:`~graphbench.modules.losses.pos_neg_bce`).
+    positive-vs-negative BCE (:func:`~graphbench.modules.losses.pos_neg_bce`); ``ranking`` with a
+    ``loss`` trains with it over all sampled pairs together (:meth:`sampled_pairs_loss`).
     """
 
     def __init__(
@@ -81,6 +82,16 @@ class LinkTaskModule(GraphTaskModule):
             for i in range(0, pairs.size(1), self.score_chunk)
         ]
         return torch.cat(parts) if parts else h.new_zeros(0)
+
+    def sampled_pairs_loss(self, pos: Tensor, neg: Tensor) -> Tensor:
+        r"""The ``ranking`` protocol's training loss over positive scores :math:`s^+` and sampled negative
+        scores :math:`s^-`: :func:`~graphbench.modules.losses.pos_neg_bce` without a configured loss;
+        with one (``dataset.module.loss``, e.g. ``torch.nn.BCEWithLogitsLoss``), that loss over all the
+        labelled pairs together, :math:`\ell([s^+, s^-], [1, 0])` (GraphGPS's binary cross-entropy over
+        the positives and the sampled negatives of the batch)."""
+        if self.loss_fn is None:
+            return pos_neg_bce(pos, neg)
+        return self.loss_fn(torch.cat([pos, neg]), torch.cat([torch.ones_like(pos), torch.zeros_like(neg)]))
 
     def _graph_layout(self, batch: Batch, num_nodes: int, device: torch.device) -> tuple[Tensor, Tensor]:
         node_graph = (
@@ -161,7 +172,7 @@ class LinkTaskModule(GraphTaskModule):
             pos = pairs[:, positive]
             ranks, groups, y_pred, loss = self.rank_queries(batch, h, pos)
             if split == "train":
-                loss = pos_neg_bce(y_pred, self.score(h, self.sample_negatives(batch, pos, h.size(0))))
+                loss = self.sampled_pairs_loss(y_pred, self.score(h, self.sample_negatives(batch, pos, h.size(0))))
             metric.update(ranks, groups)
             y_true = labels[positive]
             ids = ids[positive] if ids is not None else None
