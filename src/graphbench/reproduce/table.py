@@ -6,7 +6,7 @@ the paper's :math:`\mu \pm \sigma`:
 
 * the difference in the paper's std is :math:`d = (\bar x - \mu) / \sigma`; the verdict reads
   :math:`|d|`: ``within 1 std`` (:math:`|d| \le 1`), ``within 2 std`` (:math:`|d| \le 2`), else ``differs``;
-* when the paper gives no std, the yardstick is ours: :math:`d = (\bar x - \mu) / s` and the verdict
+* when the paper gives no std (or 0), the yardstick is ours: :math:`d = (\bar x - \mu) / s` and the verdict
   says so (``within 1 std (ours; paper gives none)``); with :math:`n < 2` or :math:`s = 0` there is no
   yardstick and the verdict is ``no std to compare``;
 * no paper value: ``no paper value``; no completed run: ``not run`` (``missing data`` when the cell's
