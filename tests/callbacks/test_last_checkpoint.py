@@ -66,6 +66,7 @@ def fit(
         enable_progress_bar=False,
         enable_model_summary=False,
         limit_val_batches=0,
+        enable_checkpointing=False,  # the file LastCheckpoint writes is the only one
         default_root_dir=tmp_path,
     )
     trainer.fit(module if module is not None else Line())
@@ -92,7 +93,14 @@ def test_boundaries_are_written_once_the_interval_passed_and_held_in_memory_betw
 def test_a_boundary_file_claims_its_epochs_as_completed(tmp_path: Path) -> None:
     tick = Tick()
     last = LastCheckpoint(tmp_path, "last", every_s=0, clock=lambda: tick.now)
-    trainer = L.Trainer(max_epochs=3, callbacks=[tick, last], logger=False, enable_progress_bar=False, limit_val_batches=0)
+    trainer = L.Trainer(
+        max_epochs=3,
+        callbacks=[tick, last],
+        logger=False,
+        enable_progress_bar=False,
+        limit_val_batches=0,
+        enable_checkpointing=False,
+    )
     with pytest.raises(RuntimeError, match="stop in epoch 2"):
         trainer.fit(FailsAt(epoch=2))
     state = torch.load(last.path, weights_only=False)
@@ -163,6 +171,7 @@ def scheduled_fit(module: Scheduled, last: LastCheckpoint, tick: Tick, ckpt_path
         enable_progress_bar=False,
         enable_model_summary=False,
         limit_val_batches=0,
+        enable_checkpointing=False,
     )
     trainer.fit(module, ckpt_path=ckpt_path)
 

@@ -133,8 +133,10 @@ def _fit_and_test(
         launch_context(cfg, _local_processes(cfg), output_dir, resume=resume_from is not None),
         speedups.run_scope(cfg.speedups.enabled),
     ):
+        # no Lightning default checkpoint where the config keeps none: graphbench's files are its callbacks'
+        checkpointing = {"enable_checkpointing": any(isinstance(c, ModelCheckpoint) for c in parts.built)}
         trainer = build_trainer(
-            cfg, parts.trainer_callbacks(record), loggers, str(output_dir), plugins=cluster_plugins(), **sanity
+            cfg, parts.trainer_callbacks(record), loggers, str(output_dir), plugins=cluster_plugins(), **sanity, **checkpointing
         )
         with signals.lightning_loop():
             trainer.fit(module, datamodule=datamodule, ckpt_path=str(resume_from) if resume_from else None)
