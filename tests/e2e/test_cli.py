@@ -81,7 +81,7 @@ def test_help_lists_groups_and_options(tmp_path: Path) -> None:
         "peptides-func",
         "model:",
         "gatedgcn",
-        "head: linear, mlp2, mlp3",
+        "head: dot, linear, mlp2, mlp3",
         "budget: 100k, 500k, none",
     ):
         assert expected in proc.stdout
@@ -113,7 +113,10 @@ def test_missing_data_root_names_files_and_writes_no_cache(tmp_path: Path) -> No
         tmp_path,
     )
     assert proc.returncode == 1
-    assert "peptide_multi_class_dataset.csv.gz" in proc.stderr and "splits_random_stratified_peptide.pickle" in proc.stderr
+    output = proc.stdout + proc.stderr  # the files listed once, in the log; the error line names the log
+    assert (
+        output.count("peptide_multi_class_dataset.csv.gz") == 1 and output.count("splits_random_stratified_peptide.pickle") == 1
+    )
     assert "Traceback" not in proc.stderr
     assert not list((tmp_path / "cache").glob("*.pt")) if (tmp_path / "cache").exists() else True
 
