@@ -21,15 +21,17 @@ EPOCHS = 12
 RESUMABLE = [*FAST_CYCLES, "dataset.batch_size=8", f"trainer.max_epochs={EPOCHS}", "resume=auto", "checkpoint_every_s=0"]
 
 
-def start(tmp_path: Path, run_dir: Path) -> subprocess.Popen[str]:
-    args = [*RESUMABLE, f"hydra.run.dir={run_dir}", f"paths.cache_dir={tmp_path / 'cache'}"]
+def start(tmp_path: Path, run_dir: Path, args: list[str] = RESUMABLE) -> subprocess.Popen[str]:
+    """The CLI run of ``args`` in ``run_dir``, started in the background, its output piped."""
+    args = [*args, f"hydra.run.dir={run_dir}", f"paths.cache_dir={tmp_path / 'cache'}"]
     return subprocess.Popen(
-        [sys.executable, "run.py", *args], cwd=REPO, env=cli_env(), stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True
+        [sys.executable, "run.py", *args], cwd=REPO, env=cli_env(), stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True
     )
 
 
 def stop_after_epoch(proc: subprocess.Popen[str], epoch: int, signum: int) -> None:
-    """Send ``signum`` once the line of ``epoch`` is printed (the checkpoint of that epoch is on disk)."""
+    """Send ``signum`` once the line of ``epoch`` is printed (with ``checkpoint_every_s=0`` the state
+    before that epoch is on disk by then)."""
     assert proc.stdout is not None
     for line in proc.stdout:
         if line.startswith(f"epoch {epoch}/"):
@@ -86,14 +88,7 @@ def test_sigterm_leaves_preempted_status_and_last_checkpoint(tmp_path: Path) -> 
 def test_ctrl_c_saves_the_last_epoch_boundary_and_the_same_command_continues_from_it(tmp_path: Path) -> None:
     run_dir = tmp_path / "run"
     args = [a for a in RESUMABLE if a != "checkpoint_every_s=0"]  # the default interval: no file yet at epoch 2
-    proc = subprocess.Popen(
-        [sys.executable, "run.py", *args, f"hydra.run.dir={run_dir}", f"paths.cache_dir={tmp_path / 'cache'}"],
-        cwd=REPO,
-        env=cli_env(),
-        stdout=subprocess.PIPE,
-        stderr=subprocess.PIPE,
-        text=True,
-    )
+    proc = start(tmp_path, run_dir, args)
     stop_after_epoch(proc, epoch=2, signum=signal.SIGINT)
     assert json.loads((run_dir / "results.json").read_text())["status"] == "interrupted"
     done = int(torch.load(run_dir / "checkpoints" / "last.ckpt", map_location="cpu", weights_only=False)["epoch"])

@@ -8,16 +8,14 @@ from __future__ import annotations
 import csv
 import json
 import signal
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
 import torch
 
 from tests.conftest import FAST_CYCLES
-from tests.e2e.test_cli import cli_env, run_cli
-from tests.paths import REPO
+from tests.e2e.test_cli import run_cli
+from tests.e2e.test_resume import start, stop_after_epoch
 
 EPOCHS = 12
 BASE = [*FAST_CYCLES, "dataset.batch_size=16", f"trainer.max_epochs={EPOCHS}", "checkpoint_every_s=0", "seed=3"]
@@ -42,20 +40,7 @@ def epoch_lrs(rows: list[dict[str, str]]) -> dict[int, float]:
 def killed_at(args: list[str], run_dir: Path, tmp_path: Path, epoch: int) -> int:
     """Start the run, SIGKILL it once the line of ``epoch`` is printed; the number of epochs its
     ``last.ckpt`` holds as done."""
-    proc = subprocess.Popen(
-        [sys.executable, "run.py", *args, f"hydra.run.dir={run_dir}", f"paths.cache_dir={tmp_path / 'cache'}"],
-        cwd=REPO,
-        env=cli_env(),
-        stdout=subprocess.PIPE,
-        stderr=subprocess.STDOUT,
-        text=True,
-    )
-    assert proc.stdout is not None
-    for line in proc.stdout:
-        if line.startswith(f"epoch {epoch}/"):
-            break
-    proc.send_signal(signal.SIGKILL)
-    proc.communicate(timeout=300)
+    stop_after_epoch(start(tmp_path, run_dir, args), epoch, signal.SIGKILL)
     assert json.loads((run_dir / "results.json").read_text())["status"] == "running"
     return int(torch.load(run_dir / "checkpoints" / "last.ckpt", map_location="cpu", weights_only=False)["epoch"])
 
