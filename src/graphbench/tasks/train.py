@@ -18,7 +18,7 @@ from typing import Any, TypeVar
 
 import lightning as L
 import torch
-from lightning.pytorch.callbacks import Callback, ModelCheckpoint
+from lightning.pytorch.callbacks import Callback, Checkpoint, ModelCheckpoint
 from omegaconf import DictConfig, OmegaConf
 
 from graphbench import speedups
@@ -134,7 +134,7 @@ def _fit_and_test(
         speedups.run_scope(cfg.speedups.enabled),
     ):
         # no Lightning default checkpoint where the config keeps none: graphbench's files are its callbacks'
-        checkpointing = {"enable_checkpointing": any(isinstance(c, ModelCheckpoint) for c in parts.built)}
+        checkpointing = {"enable_checkpointing": any(isinstance(c, Checkpoint) for c in parts.built)}
         trainer = build_trainer(
             cfg, parts.trainer_callbacks(record), loggers, str(output_dir), plugins=cluster_plugins(), **sanity, **checkpointing
         )
