@@ -8,6 +8,8 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
+
 from benchmarks.common import Row, Target
 from benchmarks.report import BenchRun, load_runs, merged, render_page, save_runs
 from tests.paths import REPO, SHARED_DATA
@@ -37,6 +39,7 @@ EXPECTED_ROWS += [(f"samplers: {s} memory growth", "4") for s in SAMPLERS]
 EXPECTED_ROWS += [(f"samplers: {s} data wait", "sbm-large 2") for s in SAMPLERS]
 
 
+@pytest.mark.slow  # every benchmark group end to end: minutes on 2 cores
 def test_quick_run_prints_every_row(tmp_path: Path) -> None:
     env = {**os.environ, "WANDB_MODE": "offline", "PYTHONPATH": str(REPO)}
     command = [
