@@ -1,6 +1,6 @@
 """graphbench.build.build_callbacks: ``conf/callbacks/`` composed into a run's Lightning callbacks, by name,
 each built as its node stands, the dataset's monitor and direction interpolated; entries overridden,
-removed and added by presets; the history finds its checkpoint when the Trainer sets up."""
+removed and added by presets; the history finds its checkpoint when the Trainer sets up. build_trainer's DDP strategy."""
 
 from __future__ import annotations
 
@@ -11,9 +11,10 @@ from pathlib import Path
 import lightning as L
 import pytest
 from lightning.pytorch.callbacks import Callback, EarlyStopping, LearningRateMonitor, ModelCheckpoint, Timer
+from lightning.pytorch.strategies import DDPStrategy
 from omegaconf import DictConfig
 
-from graphbench.build import build_callbacks
+from graphbench.build import build_callbacks, build_trainer
 from graphbench.callbacks.divergence import DivergenceGuard
 from graphbench.callbacks.history import EpochHistory
 from graphbench.callbacks.last_checkpoint import LastCheckpoint
@@ -147,3 +148,14 @@ def test_the_documented_timer_is_added(compose_cfg: Callable[..., DictConfig]) -
     overrides = ['+callbacks.timer={_target_: lightning.pytorch.callbacks.Timer, duration: "00:01:00:00"}']
     timer = build_callbacks(compose_cfg(overrides))["timer"]
     assert isinstance(timer, Timer) and timer.time_remaining() == timedelta(hours=1).total_seconds()
+
+
+@pytest.mark.parametrize(("edge_encoder", "find_unused"), [("auto", False), ("always", True)])
+def test_ddp_finds_unused_parameters_under_an_unread_edge_encoder(
+    compose_cfg: Callable[..., DictConfig], tmp_path: Path, edge_encoder: str, find_unused: bool
+) -> None:
+    """``model.edge_encoder=always`` may build parameters no layer reads (GCN): plain DDP would refuse them."""
+    cfg = compose_cfg(["trainer=ddp_cpu", "trainer.devices=1", f"model.edge_encoder={edge_encoder}"])
+    trainer = build_trainer(cfg, [], [], str(tmp_path))
+    assert isinstance(trainer.strategy, DDPStrategy)
+    assert trainer.strategy._ddp_kwargs.get("find_unused_parameters", False) is find_unused

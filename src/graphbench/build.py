@@ -169,12 +169,16 @@ def build_trainer(
     resolved (:func:`show_progress_bar`), no distributed sampler (the DataModules shard the data over
     DDP ranks themselves, without Lightning's padding repeats in evaluation:
     :mod:`graphbench.data.store.sharding`), and without a profiler chosen in the config
-    (``++trainer.profiler=simple``), the quiet one of :mod:`graphbench.speedups`. ``arguments`` are
+    (``++trainer.profiler=simple``), the quiet one of :mod:`graphbench.speedups`; DDP finds unused parameters
+    under ``model.edge_encoder=always``. ``arguments`` are
     further Trainer arguments of the caller's (they win over the config's)."""
     trainer_cfg = OmegaConf.to_container(cfg.trainer, resolve=True)
     assert isinstance(trainer_cfg, dict)
     trainer_cfg["enable_progress_bar"] = show_progress_bar(trainer_cfg.get("enable_progress_bar", "auto"))
     trainer_cfg["use_distributed_sampler"] = False
+    if trainer_cfg.get("strategy") == "ddp" and cfg.model.get("edge_encoder") == "always":
+        # an edge encoder no layer reads holds parameters without gradients, which plain DDP refuses
+        trainer_cfg["strategy"] = "ddp_find_unused_parameters_true"
     profiler = trainer_cfg.pop("profiler", None) or speedups.profiler(cfg.speedups.enabled)
     if profiler is not None:
         arguments = {"profiler": profiler, **arguments}

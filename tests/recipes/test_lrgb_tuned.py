@@ -232,7 +232,6 @@ NOT_A_MODEL_OR_TRAINING_SETTING: dict[str, str] = {
     "dataset.transductive": "GraphGym's loader switch; every LRGB dataset is inductive",
     "dataset.format": "GraphGym's loader name; the dataset YAML names its source",
     "dataset.node_encoder": "encoders are always built (the structure test checks them)",
-    "dataset.edge_encoder": "built when a layer reads edge features (GCN: see the recipe card)",
     "dataset.edge_encoder_name": "the dataset's edge feature kind (the structure test checks the encoder)",
     "gnn.batchnorm": "read only by GraphGym's GeneralLayer, which custom_gnn and GPSModel do not build",
     "gnn.agg": "read only by GraphGym's GeneralLayer, which GPSModel does not build",
@@ -298,6 +297,8 @@ def graphbench_keys(source: dict[str, Any]) -> dict[str, Any]:
     put("dataset.node_encoder_name", pe__name=pe)
     put("dataset.node_encoder_bn")  # no norm after the encoders: the structure test counts the norms
     put("dataset.edge_encoder_bn")
+    # True: built whatever the layers read (GCNConv reads none); model.edge_encoder=auto would leave it out
+    put("dataset.edge_encoder", model__edge_encoder="always" if src["dataset.edge_encoder"] else "auto")
     put("posenc_LapPE.enable")
     put("posenc_RWSE.enable")
     if pe == "lappe":
@@ -635,9 +636,7 @@ def test_the_network_is_the_source_model(recipe: str) -> None:
     info = INFO[cfg.dataset.name]
     ours = network_builder(cfg, info)(cfg.model.hidden_dim)
     source = SourceNetwork(SOURCE[recipe], info)
-    # the source's GCN builds an edge encoder that GCNConv never reads (the recipe card's deviation)
-    unused = count_parameters(source.edge_encoder) if recipe.endswith("-gcn") else 0
-    assert count_parameters(ours) == count_parameters(source) - unused
+    assert count_parameters(ours) == count_parameters(source)
     assert norm_layers(ours) == norm_layers(source)
     batch = tiny_batch(info)
     pairs = torch.tensor([[0, 1, 4], [2, 3, 6]])
@@ -648,9 +647,19 @@ def test_the_network_is_the_source_model(recipe: str) -> None:
     assert forward_calls(ours, run_ours) == forward_calls(source, lambda: source(batch, pairs if info.level == "link" else None))
 
 
-def test_the_gcn_recipes_declare_the_sources_unused_edge_encoder() -> None:
-    for recipe in (r for r in RECIPES if r.endswith("-gcn")):
-        assert "network.edge_encoder" in deviation_keys(recipe_config(recipe))
+def test_the_gcn_networks_build_the_sources_edge_encoder_and_never_compute_it() -> None:
+    """GraphGPS's feature encoder builds the BondEncoder under GCNConv, which reads no edge features:
+    ``model.edge_encoder=always`` counts its parameters; ``auto`` leaves it out."""
+    cfg = recipe_config("peptides-func-gcn", "speedups=off")
+    info = INFO["peptides-func"]
+    ours = network_builder(cfg, info)(cfg.model.hidden_dim)
+    calls: list[str] = []
+    ours.edge_encoder.register_forward_hook(lambda *args: calls.append("edge_encoder"))
+    ours(tiny_batch(info))
+    assert calls == []
+    auto = network_builder(recipe_config("peptides-func-gcn", "speedups=off", "model.edge_encoder=auto"), info)(235)
+    assert auto.edge_encoder is None
+    assert count_parameters(ours) - count_parameters(auto) == count_parameters(BondEncoder(235))
 
 
 def test_a_changed_model_fails_the_structure_comparison() -> None:
@@ -659,4 +668,4 @@ def test_a_changed_model_fails_the_structure_comparison() -> None:
     ours = network_builder(cfg, INFO["peptides-func"])(cfg.model.hidden_dim)
     source = SourceNetwork(SOURCE["peptides-func-gcn"], INFO["peptides-func"])
     assert norm_layers(ours) == norm_layers(source) + 6
-    assert count_parameters(ours) == count_parameters(source) - count_parameters(source.edge_encoder) + 6 * 2 * 235
+    assert count_parameters(ours) == count_parameters(source) + 6 * 2 * 235

@@ -21,6 +21,8 @@ LayerFactory = Callable[..., Layer]
 
 #: how the network wraps each layer that is not self-contained (see :class:`GraphNetwork`)
 BLOCKS: tuple[str, ...] = ("full", "residual")
+#: when the network builds an edge encoder (see :class:`GraphNetwork`)
+EDGE_ENCODERS: tuple[str, ...] = ("auto", "always")
 
 
 class GraphNetwork(nn.Module):
@@ -35,7 +37,9 @@ class GraphNetwork(nn.Module):
     its MLP; it needs ``normalization=none``.
     Every layer is a :class:`~graphbench.modules.layers.contract.Layer` (refused otherwise) and the
     network reads its contract: ``updates_edges``, ``uses_edge_attr`` (when no layer reads edge
-    features there is no edge encoder and they receive ``edge_attr=None``), ``self_contained`` (GPS,
+    features they receive ``edge_attr=None``, and there is no edge encoder unless ``edge_encoder="always"``
+    builds the dataset's, as GraphGPS's feature encoder does whatever the layers read: its parameters
+    are counted and never computed or trained), ``self_contained`` (GPS,
     GCNII: own norms, residuals and dropout, used as is), ``needs_batch`` (``batch=``, the graph
     index), ``uses_plan`` (``plan=``, the batch's :class:`~graphbench.modules.propagation.EdgePlan`,
     built once per forward pass for all of them, once per run when every batch is the same graph:
@@ -72,6 +76,7 @@ class GraphNetwork(nn.Module):
         encode_inputs: bool = True,
         last_layer_outputs: bool = False,
         block: str = "full",
+        edge_encoder: str = "auto",
     ) -> None:
         super().__init__()
         if pooling not in POOLINGS:
@@ -80,6 +85,8 @@ class GraphNetwork(nn.Module):
             raise ValueError(f"unknown model.block {block!r}; valid: {list(BLOCKS)}")
         if num_layers < 0:
             raise ValueError(f"model.num_layers must be >= 0, got {num_layers}")
+        if edge_encoder not in EDGE_ENCODERS:
+            raise ValueError(f"unknown model.edge_encoder {edge_encoder!r}; valid: {list(EDGE_ENCODERS)}")
         self.level = info.level
         self.residual = residual
         self.pool = POOLINGS[pooling]
@@ -102,11 +109,13 @@ class GraphNetwork(nn.Module):
         self.node_encoder = make_feature_encoder(info.node_features, feature_dim) if encode_inputs else nn.Identity()
         built = [check_layer(layer(in_dim=i, out_dim=o, edge_dim=hidden_dim)) for i, o in zip(in_dims, out_dims)]
         self.layers = nn.ModuleList(built)  # Layers (checked): the loops below read their contract
-        # layers that ignore edge features (uses_edge_attr = False) get no edge encoder: unused
-        # parameters would count against the budget and stall DDP's gradient reduction
+        self.reads_edge_features = any(lay.uses_edge_attr for lay in built)
+        # auto: layers that ignore edge features (uses_edge_attr = False) get no edge encoder, whose
+        # parameters would count against the budget and get no gradient; always: built all the same
+        # (GraphGPS's ``dataset.edge_encoder: True`` under a GCN), never computed when no layer reads it
         self.edge_encoder = (
             make_feature_encoder(info.edge_features or FeatureSpec("constant"), hidden_dim)
-            if any(lay.uses_edge_attr for lay in built)
+            if self.reads_edge_features or (edge_encoder == "always" and info.edge_features is not None)
             else None
         )
         if block == "residual" and getattr(norm(hidden_dim), "kind", "none") != "none":
@@ -135,7 +144,7 @@ class GraphNetwork(nn.Module):
             pe = self.pe_encoder(data)
             h = h + pe if self.pe_concat_dim is None else torch.cat([h, pe], dim=-1)
         e = None
-        if self.edge_encoder is not None:
+        if self.edge_encoder is not None and self.reads_edge_features:
             edge_attr = data.edge_attr if data.edge_attr is not None else data.edge_index.new_zeros(data.edge_index.size(1), 1)
             e = self.edge_encoder(edge_attr)
         edge_batch = batch[data.edge_index[0]] if batch is not None else None
