@@ -1,7 +1,7 @@
 """The per-step cost of a training step at negligible compute: what dominates on a GPU.
 
 A training step of the LRGB-tuned recipes needs ~1 ms of an H200's time; the rest of its wall time
-is Python, operator dispatch and kernel launches (issue 36). This group measures that cost without
+is Python, operator dispatch and kernel launches. This group measures that cost without
 a GPU: one CPU thread (``torch.set_num_threads(1)``), one batch of four tiny molecules (acetic acid,
 benzene, ethylamine, glycerol: 22 atoms), the LRGB-tuned GCN, GINE and GatedGCN built by graphbench's
 own builders from ``experiment=lrgb-tuned/peptides-func-*`` (the authors' width, RWSE from the recipe's
@@ -45,7 +45,7 @@ from graphbench.build import build_datamodule, network_builder, network_width
 from graphbench.config.instantiate import METADATA_KEYS, build
 from graphbench.speedups import compile_network
 
-#: the issue's target: graphbench compiled against the plain-PyG reference, in steps per second
+#: the target: graphbench compiled against the plain-PyG reference, in steps per second
 TARGET = Target(">=", 2.0)
 #: the tiny molecules of the one batch
 SMILES: tuple[str, ...] = ("CC(=O)O", "c1ccccc1", "CCN", "OCC(O)CO")

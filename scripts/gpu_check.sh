@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# graphbench on one GPU in one command (issue 36): the CUDA tests, each LRGB-tuned recipe alone for a
+# graphbench on one GPU in one command: the CUDA tests, each LRGB-tuned recipe alone for a
 # few epochs (device store on and off, eager and compiled), then the three full recipes at once, and
 # one table at the end. About 10 minutes on one H200; it reaches no network. See docs/gpu.md.
 #

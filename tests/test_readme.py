@@ -42,7 +42,7 @@ from tests.paths import REPO, SHARED_DATA
 DOCUMENTS = [REPO / "README.md", *sorted((REPO / "docs").glob("*.md"))]
 #: relative output paths a command may name; the test moves them under ``tmp_path``
 OUTPUT_PREFIXES = ("multirun/", "runs/", "outputs/", "sweeps/")
-#: the README's length limit (issue 38: a front door, not a results notebook)
+#: the README's length limit (a front door; results live in docs/results.md)
 README_MAX_LINES = 300
 DIRECTIVE = re.compile(r"^<!--\s*readme-test:\s*(?P<body>.*?)\s*-->$")
 EXPECT_RANGE = re.compile(r"^(?P<metric>\S+) in \[(?P<low>[-\d.e]+), *(?P<high>[-\d.e]+)\]$")

@@ -18,7 +18,7 @@ from graphbench.data.info import DatasetInfo, FeatureSpec
 from graphbench.report.literature import paper_value
 from tests.paths import CONF
 
-#: the datasets of issue 14's table, with their (node feature width, classes, level)
+#: the datasets of docs/results.md's "Default recipes vs the literature", with their (node feature width, classes, level)
 SHAPES: dict[str, tuple[int, int, str]] = {
     "cora": (1433, 7, "node"),
     "citeseer": (3703, 6, "node"),

@@ -136,7 +136,7 @@ def test_corrupted_raw_file_is_rejected_without_cache(tmp_path: Path) -> None:
 
 
 def test_multirun_report_groups_seeds_and_names_groups_by_overrides(tmp_path: Path) -> None:
-    """Issues 1 and 7: the report aggregates a real model x seed sweep over seeds; W&B names follow the overrides."""
+    """The report aggregates a real model x seed sweep over seeds; W&B names follow the overrides."""
     sweep_dir = tmp_path / "sweep"
     proc = run_cli(
         ["-m", *FAST_CYCLES, "trainer.max_epochs=1", "model=gcn,mlp", "seed=0,1", f"hydra.sweep.dir={sweep_dir}"], tmp_path
@@ -174,7 +174,7 @@ def test_multirun_report_groups_seeds_and_names_groups_by_overrides(tmp_path: Pa
 
 
 def test_truncated_cache_is_moved_aside_and_rebuilt(tmp_path: Path) -> None:
-    """Issue 4: a corrupt cache entry no longer fails every later run: it is named, kept aside, rebuilt."""
+    """A corrupt cache entry fails no run: it is named, kept aside and rebuilt."""
     args = [*FAST_CYCLES, "trainer.max_epochs=1"]
     assert run_cli([*args, f"hydra.run.dir={tmp_path / 'run'}"], tmp_path).returncode == 0
     (entry,) = (tmp_path / "cache").glob("cycles-*.pt")
@@ -217,7 +217,7 @@ def test_truncated_cache_is_moved_aside_and_rebuilt(tmp_path: Path) -> None:
     ids=["cache_dir-not-writable", "data_dir-is-a-file"],
 )
 def test_unusable_data_and_cache_dirs_give_one_line(tmp_path: Path, args: list[str], expected: str) -> None:
-    """Issue 5: a cache dir that cannot be written (a path under a file stops even root) and a data
+    """A cache dir that cannot be written (a path under a file stops even root) and a data
     root that is a file each end with one `error:` line, not a traceback or a list of downloads."""
     (tmp_path / "afile").write_text("not a directory")
     proc = run_cli([*(a.format(tmp=tmp_path) for a in args), f"hydra.run.dir={tmp_path / 'run'}"], tmp_path)
@@ -229,8 +229,8 @@ def test_unusable_data_and_cache_dirs_give_one_line(tmp_path: Path, args: list[s
 
 @pytest.mark.real_data
 def test_a_warm_cache_does_not_hide_an_empty_data_dir(tmp_path: Path) -> None:
-    """Issue 37: after one texas run, a data root without its raw files completed from the cache; now
-    every run checks the raw files its cache was built from, and fails in one `error:` line."""
+    """After one texas run, a data root without its raw files fails in one `error:` line: every run checks
+    the raw files its cache was built from, a warm cache included."""
     real_data_root()
     args = ["dataset=texas", "trainer.max_epochs=1", "trainer.enable_progress_bar=false"]
     warm = run_cli([*args, f"hydra.run.dir={tmp_path / 'warm'}"], tmp_path)

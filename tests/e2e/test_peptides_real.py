@@ -1,4 +1,4 @@
-"""The issue's Peptides-func multirun on the real files, and AP parity on its predictions."""
+"""A Peptides-func multirun on the real files, and AP parity on its predictions."""
 
 from __future__ import annotations
 

@@ -19,7 +19,7 @@ ONE_EPOCH = [*FAST_CYCLES, "trainer.max_epochs=1"]
 
 
 def test_runs_started_at_once_get_a_directory_each_and_all_complete(tmp_path: Path) -> None:
-    """The issue's shell loop (``for s in ...; do python run.py ... seed=$s & done; wait``), with 4 runs,
+    """A shell loop (``for s in ...; do python run.py ... seed=$s & done; wait``), with 4 runs,
     in a working directory of their own so that the default ``outputs/<date>/<time>`` names are used."""
     procs = [
         subprocess.Popen(

@@ -96,7 +96,7 @@ def test_multirun_runs_every_job_and_lists_the_ones_that_failed(tmp_path: Path) 
 
 @pytest.mark.real_data
 def test_multirun_with_a_bad_split_index_fails_that_job_only(tmp_path: Path) -> None:
-    """The issue's own command: split 99 of Texas does not exist, split 0 does."""
+    """A multirun over split 99 of Texas, which does not exist, and split 0, which does."""
     sweep = tmp_path / "sweep"
     proc = run_cli(
         [

@@ -77,7 +77,7 @@ def test_failed_download_is_reported_with_the_missing_files(tmp_path: Path) -> N
 
 
 def test_archive_download_is_offered_not_done_unless_asked(tmp_path: Path) -> None:
-    """Issue 10: with download=false (the default) nothing is fetched; the message says what would be."""
+    """With download=false (the default) nothing is fetched; the message says what would be."""
     zip_path = tmp_path / "d.zip"
     with zipfile.ZipFile(zip_path, "w") as zf:
         zf.writestr("d/a.pickle", b"a")

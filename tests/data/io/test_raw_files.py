@@ -52,7 +52,7 @@ def test_unpickler_refuses_arbitrary_objects(tmp_path: Path) -> None:
 
 
 def test_no_download_unless_asked(tmp_path: Path) -> None:
-    """Issue 10: raw data is only read from the data root; a download needs dataset.download=true."""
+    """Raw data is only read from the data root; a download needs dataset.download=true."""
     source = tmp_path / "official.txt"
     source.write_bytes(b"official")
     root = tmp_path / "root"
@@ -87,7 +87,7 @@ def test_files_without_a_url_get_no_download_hint(tmp_path: Path) -> None:
 
 
 def test_data_dir_that_is_a_file_says_so(tmp_path: Path) -> None:
-    """Issue 5: not 12 "missing" files and 12 failed downloads, but one line naming the mistake."""
+    """A data root that is a file is one line naming the mistake, not a list of missing files and failed downloads."""
     afile = tmp_path / "passwd"
     afile.write_text("root:x:0:0")
     files = [RawFile("x/a.txt", url="https://example.org/a"), RawFile("x/b.txt")]
@@ -102,8 +102,7 @@ def test_data_dir_that_is_a_file_says_so(tmp_path: Path) -> None:
 
 
 def test_missing_files_message_lists_one_file_per_line(tmp_path: Path) -> None:
-    """Issue 37: the message was read as one ~2,000-character line; it lists one file per line under a
-    header that says how many are missing."""
+    """The message lists one missing file per line under a header that says how many are missing."""
     (tmp_path / "x").mkdir()
     (tmp_path / "x/b.bin").write_bytes(b"")
     files = [RawFile("x/a.bin", url="https://example.org/a"), RawFile("x/b.bin"), RawFile("x/c.bin")]

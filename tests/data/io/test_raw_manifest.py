@@ -181,7 +181,7 @@ def test_missing_files_are_not_announced_as_a_build_and_leave_no_lock(tmp_path: 
 
 @pytest.mark.real_data
 def test_texas_is_rebuilt_after_one_raw_byte_changed(tmp_path: Path) -> None:
-    """The must-show of issue 37: a copy of WebKB/texas, one feature byte edited, the cache rebuilt
+    """A copy of WebKB/texas with one feature byte edited: the cache is rebuilt
     with exactly that feature changed; a wrong data root fails before the warm cache is used."""
     data = tmp_path / "data"
     shutil.copytree(real_data_root() / "WebKB" / "texas", data / "WebKB" / "texas")

@@ -71,7 +71,7 @@ def test_cache_key_depends_on_every_part() -> None:
 
 
 def test_unreadable_entry_is_named_moved_aside_and_rebuilt(tmp_path: Path, caplog: pytest.LogCaptureFixture) -> None:
-    """Issue 4: a truncated cache file is not fatal forever: one warning, the bytes kept aside, a rebuild."""
+    """A truncated cache file costs one warning: its bytes are kept aside and the entry is rebuilt."""
     path = tmp_path / "c.pt"
     torch.save({"a": torch.arange(1000)}, path)
     truncated = path.read_bytes()[:200]
@@ -145,7 +145,7 @@ def test_load_or_build_cleans_stale_tmp_files(tmp_path: Path) -> None:
 
 @pytest.mark.parametrize(("umask", "mode"), [(0o022, 0o644), (0o002, 0o664), (0o077, 0o600)])
 def test_cache_files_follow_the_umask(tmp_path: Path, umask: int, mode: int) -> None:
-    """Issue 4: a cache shared by a group needs the user's umask, not mkstemp's 0600."""
+    """Cache files take the user's umask (a cache shared by a group), not mkstemp's 0600."""
     old = os.umask(umask)
     try:
         atomic_torch_save(torch.ones(2), tmp_path / "c.pt")
@@ -155,7 +155,7 @@ def test_cache_files_follow_the_umask(tmp_path: Path, umask: int, mode: int) -> 
 
 
 def test_cache_dir_under_a_file_is_a_config_error(tmp_path: Path) -> None:
-    """Issue 5: a cache dir that cannot be created says so and names the fix, instead of a traceback."""
+    """A cache dir that cannot be created is one ConfigError that names the fix, not a traceback."""
     (tmp_path / "afile").write_text("")
     cache_dir = tmp_path / "afile" / "cache"
     with pytest.raises(ConfigError) as err:
@@ -194,7 +194,7 @@ def test_concurrent_jobs_rebuild_an_unreadable_entry_once(tmp_path: Path) -> Non
 
 
 def test_builds_leave_no_lock_file(tmp_path: Path) -> None:
-    """Issue 37: every dataset left a 0-byte ``.lock`` beside its cache, forever."""
+    """A build removes its ``.lock`` on release, whether it succeeded or raised."""
     load_or_build(tmp_path / "c.pt", lambda: 1)
     with pytest.raises(ValueError):
         load_or_build(tmp_path / "d.pt", lambda: (_ for _ in ()).throw(ValueError("boom")))

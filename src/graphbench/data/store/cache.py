@@ -172,7 +172,7 @@ def _pid_runs(pid: int) -> bool:
 
 
 #: the temporary files this module writes: ``.<entry>.<host>-<pid>.<8 hex>.tmp`` (entries end in ``.pt``
-#: or ``.json``), and the ``.<entry>.pt.<8 chars>.tmp`` names of ``tempfile.mkstemp`` that earlier versions wrote
+#: or ``.json``), and ``.<entry>.pt.<8 chars>.tmp`` names in ``tempfile.mkstemp``'s style, which a cache directory may hold
 _TMP_NAME = re.compile(r"^\.(?P<entry>.+\.(?:pt|json))\.(?:(?P<host>[^.]+)-(?P<pid>\d+)\.[0-9a-f]{8}|[a-z0-9_]{8})\.tmp$")
 
 

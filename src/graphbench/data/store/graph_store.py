@@ -23,7 +23,7 @@ class GraphStore(InMemoryDataset):
 
     The graphs are separated from the collated tensors all at once, on first access, and shared by
     the split views (:meth:`index_select`) — not one :func:`~torch_geometric.data.separate.separate`
-    call per graph and per view, which made the first epoch's data loading several times slower.
+    call per graph and per view, which makes the first epoch's data loading several times slower.
     """
 
     def __init__(self, data: Data, slices: dict[str, Tensor], transform: Callable[[Data], Data] | None = None):
