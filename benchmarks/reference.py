@@ -45,7 +45,7 @@ from graphbench.callbacks.resources import peak_rss_mb
 from graphbench.config.instantiate import METADATA_KEYS, build
 from graphbench.data.datamodules import DataModule
 
-#: the issue's targets: speed-up of graphbench's epoch over the reference's
+#: the targets: speed-up of graphbench's epoch over the reference's
 SPEEDUP = {"gcn": Target(">=", 1.5), "gine": Target(">=", 1.2), "gatedgcn": Target(">=", 1.2)}
 #: losses of the two models may differ by float summation order only
 LOSS_TOLERANCE = 1e-4
