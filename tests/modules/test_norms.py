@@ -7,7 +7,7 @@ import math
 import pytest
 import torch
 
-from graphbench.modules.norms import NORMS, NodeNorm, graph_size_norm
+from graphbench.modules.norms import NORMS, MaskedBatchNorm1d, NodeNorm, graph_size_norm
 
 BATCH = torch.tensor([0, 0, 0, 0, 1, 2, 2])  # graphs of 4, 1 and 2 nodes
 
@@ -59,3 +59,27 @@ def test_other_kinds_ignore_batch_and_unknown_lists_valid() -> None:
     assert "graphnorm" in NORMS
     with pytest.raises(ValueError, match="valid"):
         NodeNorm(3, "groupnorm")
+
+
+@pytest.mark.parametrize("momentum", [0.1, None])
+def test_masked_batchnorm_is_batchnorm_over_the_kept_rows(momentum: float | None) -> None:
+    torch.manual_seed(0)
+    masked, plain = MaskedBatchNorm1d(3, momentum=momentum), torch.nn.BatchNorm1d(3, momentum=momentum)
+    for step in range(3):
+        x = torch.randn(9, 3) * (step + 1) + step
+        mask = torch.tensor([True, False, True, True, False, True, True, True, False])
+        torch.testing.assert_close(masked(x, mask)[mask], plain(x[mask]))
+    torch.testing.assert_close(masked.running_mean, plain.running_mean)
+    torch.testing.assert_close(masked.running_var, plain.running_var)
+    assert int(masked.num_batches_tracked) == int(plain.num_batches_tracked) == 3
+    assert list(masked.state_dict()) == list(plain.state_dict())
+    masked.eval(), plain.eval()
+    x = torch.randn(5, 3)
+    torch.testing.assert_close(masked(x, torch.ones(5, dtype=torch.bool)), plain(x))
+    torch.testing.assert_close(masked(x), plain(x))
+
+
+def test_node_norm_hands_the_mask_to_its_batchnorm_only() -> None:
+    x, mask = torch.randn(6, 2), torch.tensor([True, True, True, True, False, False])
+    torch.testing.assert_close(NodeNorm(2, "batchnorm")(x, None, mask)[:4], NodeNorm(2, "batchnorm")(x[:4]))
+    torch.testing.assert_close(NodeNorm(2, "layernorm")(x, None, mask), NodeNorm(2, "layernorm")(x))

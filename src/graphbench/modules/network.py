@@ -130,9 +130,10 @@ class GraphNetwork(nn.Module):
         self.head = None if last_layer_outputs else head(in_dim=hidden_dim, out_dim=info.num_outputs)
         self.plans = PlanMemo()
 
-    def _block(self, h: Tensor, h_new: Tensor, norm: nn.Module, batch: Tensor | None) -> Tensor:
+    def _block(self, h: Tensor, h_new: Tensor, norm: nn.Module, batch: Tensor | None, mask: Tensor | None) -> Tensor:
         if self.block == "full":
-            h_new = self.dropout(self.act(norm(h_new, batch)))
+            normed = norm(h_new, batch) if mask is None else norm(h_new, batch, mask)
+            h_new = self.dropout(self.act(normed))
         return h + h_new if self.residual and h.shape == h_new.shape else h_new
 
     def embed(self, data: Batch) -> Tensor:
@@ -149,6 +150,9 @@ class GraphNetwork(nn.Module):
             e = self.edge_encoder(edge_attr)
         edge_batch = batch[data.edge_index[0]] if batch is not None else None
         edge_weight: Tensor | None = getattr(data, "edge_weight", None)
+        # a padded batch's real rows (graphbench.data.store.padding), for the norms' batch statistics
+        node_mask: Tensor | None = getattr(data, "node_mask", None)
+        edge_mask: Tensor | None = getattr(data, "edge_mask", None)
         # the batch's plan, shared by every layer: GCN's normalized adjacency is built on first use
         # instead of layer by layer, and once per run for a full-batch graph (PlanMemo)
         plan = None
@@ -169,9 +173,9 @@ class GraphNetwork(nn.Module):
             if layer.self_contained:  # it applied its own norms, residuals and dropout
                 h, e = h_new, e_new
                 continue
-            h = self._block(h, h_new, node_norm, batch)
+            h = self._block(h, h_new, node_norm, batch, node_mask)
             if layer.updates_edges:
-                e = self._block(e, e_new, edge_norm, edge_batch)
+                e = self._block(e, e_new, edge_norm, edge_batch, edge_mask)
         return h
 
     def forward(self, data: Batch) -> Tensor:

@@ -17,6 +17,8 @@ import torch
 from torch import Tensor, nn
 from torch_geometric.data import Data
 
+from graphbench.modules.norms import MaskedBatchNorm1d
+
 
 class LapPEEncoder(nn.Module):
     r"""Encodes Laplacian eigenvectors (:class:`~graphbench.transforms.lap_pe.LapPE`).
@@ -119,7 +121,8 @@ class RWSEEncoder(nn.Module):
     r"""Encodes random-walk return probabilities (:class:`~graphbench.transforms.rwse.RWSE`)
     as in GraphGPS (Rampášek et al., 2022): :math:`h_i = W\,\mathrm{BN}(p_i) + b`,
     with :math:`p_i \in \mathbb{R}^k` the raw RWSE and BN a
-    :class:`~torch.nn.BatchNorm1d` over the :math:`k` steps. With ``concat_dim=c``,
+    :class:`~torch.nn.BatchNorm1d` over the :math:`k` steps (over a padded batch's real nodes only,
+    ``node_mask``: :class:`~graphbench.modules.norms.MaskedBatchNorm1d`). With ``concat_dim=c``,
     :math:`W \in \mathbb{R}^{c \times k}` and the network concatenates :math:`h_i` to the node
     embedding (GraphGPS's ``KernelPENodeEncoder``, ``model: Linear``, ``raw_norm_type: BatchNorm``,
     ``dim_pe: c``).
@@ -136,7 +139,7 @@ class RWSEEncoder(nn.Module):
         super().__init__()
         self.k, self.attr, self.concat_dim = k, attr, concat_dim
         self.out_dim = out_dim if concat_dim is None else concat_dim
-        self.norm = nn.BatchNorm1d(k)
+        self.norm = MaskedBatchNorm1d(k)
         self.linear = nn.Linear(k, self.out_dim)
 
     def reset_parameters(self) -> None:
@@ -144,7 +147,7 @@ class RWSEEncoder(nn.Module):
         self.linear.reset_parameters()
 
     def forward(self, batch: Data) -> Tensor:
-        return self.linear(self.norm(_get(batch, self.attr, self.k, "RWSE")))
+        return self.linear(self.norm(_get(batch, self.attr, self.k, "RWSE"), getattr(batch, "node_mask", None)))
 
     def extra_repr(self) -> str:
         return f"k={self.k}, out_dim={self.out_dim}, concat_dim={self.concat_dim}"

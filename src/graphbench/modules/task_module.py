@@ -13,6 +13,7 @@ from torch_geometric.data import Batch
 from torchmetrics import MaxMetric, MeanMetric, MinMetric
 
 from graphbench.data.info import DatasetInfo
+from graphbench.data.store.padding import real_graphs
 from graphbench.metrics.registry import make_metric
 from graphbench.modules.losses import ConsistencyLoss
 from graphbench.modules.schedulers import SchedulerSpec
@@ -87,7 +88,8 @@ class GraphTaskModule(L.LightningModule):
         self.test_split: str = "test"
 
     def forward(self, batch: Batch) -> Tensor:
-        return self.network(batch)
+        """The network's outputs; of a padded batch's graphs, the real ones' only (:func:`real_graphs`)."""
+        return real_graphs(self.network(batch), batch)
 
     def _step(self, batch: Batch, split: str) -> tuple[Tensor, dict[str, Tensor]]:
         """The batch's loss over the split's examples, and their (detached) outputs and targets

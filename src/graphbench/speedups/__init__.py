@@ -22,9 +22,11 @@ imports them. One switch, ``speedups=auto|off`` (``conf/speedups/``), decides:
   (:mod:`~graphbench.speedups.hugepages`, a private NumPy setter) around bulk array building.
 
 :func:`compile_network` (``model.compile=true``) compiles the network's forward with
-``torch.compile(dynamic=True)``; the kernels step aside while it traces.
+``torch.compile(dynamic=True)``, or, for batches padded to buckets (``dataset.pad_to=buckets``), with
+``dynamic=False`` and ``fullgraph=True``, in ``model.compile_mode`` (:data:`COMPILE_MODES`;
+``reduce-overhead``: CUDA graphs on a GPU); the kernels step aside while it traces.
 """
 
-from graphbench.speedups.seam import CHOICES, apply, compile_network, profiler, run_scope
+from graphbench.speedups.seam import CHOICES, COMPILE_MODES, apply, compile_network, profiler, run_scope
 
-__all__ = ["CHOICES", "apply", "compile_network", "profiler", "run_scope"]
+__all__ = ["CHOICES", "COMPILE_MODES", "apply", "compile_network", "profiler", "run_scope"]

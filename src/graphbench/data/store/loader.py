@@ -1,7 +1,8 @@
 """DataLoaders over a :class:`~graphbench.data.store.graph_store.GraphStore`: positions are sampled as
 PyG's ``DataLoader`` samples them, and each batch is gathered in bulk
 (:func:`graphbench.data.store.batching.gather_batch`), or, with ``ids_only``, handed out as its
-:class:`GraphIds` to be gathered on the training device (:mod:`graphbench.data.store.device_store`)."""
+:class:`GraphIds` to be gathered on the training device (:mod:`graphbench.data.store.device_store`);
+with ``buckets``, each gathered batch is padded to its bucket (:mod:`graphbench.data.store.padding`)."""
 
 from __future__ import annotations
 
@@ -13,6 +14,7 @@ from torch.utils.data import DataLoader
 from torch_geometric.data import Batch
 
 from graphbench.data.store.graph_store import GraphStore
+from graphbench.data.store.padding import Buckets, PaddingCollater
 from graphbench.data.store.sharding import Shard, eval_share, train_sampler
 
 
@@ -52,13 +54,16 @@ def graph_loader(
     shard: Shard | None = None,
     seed: int = 0,
     ids_only: bool = False,
+    buckets: Buckets | None = None,
 ) -> DataLoader:
     """Mini-batches of ``store``: the same graphs in the same order as PyG's
     ``DataLoader(store, batch_size, shuffle)`` (the sampler draws positions alike), each batch
     gathered in bulk by :meth:`GraphStore.batch`, or with ``ids_only`` left as its
     :class:`GraphIds` for a :class:`~graphbench.data.store.device_store.DeviceStore` to gather. In a
     data-parallel run (``shard``), this rank's part only: a padded, ``seed``-ed permutation for
-    training, an unpadded contiguous share for evaluation (:mod:`graphbench.data.store.sharding`)."""
+    training, an unpadded contiguous share for evaluation (:mod:`graphbench.data.store.sharding`).
+    With ``buckets`` (not with ``ids_only``) every batch is padded to the smallest bucket that fits it
+    (:class:`~graphbench.data.store.padding.PaddingCollater`)."""
     positions: Sequence[int] = range(len(store))
     sampler = None
     if shard is not None and shard.distributed:
@@ -66,6 +71,14 @@ def graph_loader(
             sampler, shuffle = train_sampler(len(store), shard, seed), False
         else:
             positions = eval_share(positions, shard)
+    collate_fn: IdsCollater | StoreCollater | PaddingCollater
+    if ids_only:
+        if buckets is not None:
+            raise ValueError("graph_loader pads gathered batches: buckets and ids_only exclude each other")
+        collate_fn = IdsCollater(store)
+    else:
+        gather = StoreCollater(store)
+        collate_fn = gather if buckets is None else PaddingCollater(gather, buckets)
     return DataLoader(
         positions,
         batch_size=batch_size,
@@ -73,5 +86,5 @@ def graph_loader(
         sampler=sampler,
         num_workers=num_workers,
         persistent_workers=num_workers > 0,
-        collate_fn=IdsCollater(store) if ids_only else StoreCollater(store),
+        collate_fn=collate_fn,
     )
