@@ -13,11 +13,11 @@ from torch import nn
 from torch_geometric.nn import GCNConv
 
 from graphbench.analysis.igb.fit import flatten, with_overrides
+from graphbench.analysis.igb.validutil import final_config
 from graphbench.build import network_builder
 from graphbench.data.info import DatasetInfo, FeatureSpec
 from graphbench.modules.layers import GCNLayer
 from graphbench.modules.network import count_parameters
-from graphbench.tasks.validutil import final_config
 from tests.recipes._source import composed, deviation_keys, mismatches
 
 IGB_COMMIT = "0731be2b8f72f02205fb884a83c27c6be88aea54"

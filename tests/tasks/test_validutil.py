@@ -10,9 +10,10 @@ from pathlib import Path
 import pytest
 
 from graphbench.analysis.igb.fit import FullBatchRecipe, flatten, with_overrides
+from graphbench.analysis.igb.validutil import VALIDUTIL_CSV, final_config
 from graphbench.analysis.subset_training import node_datamodule
 from graphbench.modules.layers import APPNPLayer
-from graphbench.tasks.validutil import VALIDUTIL_CSV, final_config, validutil
+from graphbench.tasks.validutil import validutil
 from tests.tasks.test_igb import cora_cfg
 
 TINY_PHASE = {"trainer": {"max_epochs": 2}}
