@@ -1,12 +1,14 @@
-"""``dataset_metric``: the swept metric and its direction, read from a dataset node of either layout."""
+"""``dataset_metric``: the swept metric and its direction, read from a dataset node of either layout;
+``compose_job``: a mistyped override in run.py's one line."""
 
 from __future__ import annotations
 
 import pytest
 from omegaconf import OmegaConf
 
-from graphbench.sweep.compose import dataset_metric
+from graphbench.sweep.compose import compose_job, dataset_metric, hydra_conf
 from graphbench.sweep.wandb import SweepError
+from tests.paths import CONF
 
 
 @pytest.mark.parametrize(
@@ -27,3 +29,16 @@ def test_dataset_metric_reads_either_layout(dataset: dict, expected: tuple[str, 
 def test_dataset_without_metric_is_an_error() -> None:
     with pytest.raises(SweepError, match="dataset 'd' states no metric and higher_is_better"):
         dataset_metric(OmegaConf.create({"name": "d", "source": {"metric": "ap"}}))
+
+
+@pytest.mark.parametrize(
+    ("override", "message"),
+    [
+        ("model=gcnx", "model=gcnx: no such model (did you mean gcn or gcnii?); --help lists every group's options"),
+        ("model.hiden=1", "model.hiden: no such key (did you mean model.hidden_dim"),
+    ],
+)
+def test_a_mistyped_override_is_run_pys_one_line(override: str, message: str) -> None:
+    with hydra_conf(CONF), pytest.raises(SweepError) as info:
+        compose_job([override])
+    assert str(info.value).startswith(message) and "\n" not in str(info.value)

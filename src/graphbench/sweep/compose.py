@@ -14,6 +14,7 @@ from hydra.errors import HydraException
 from omegaconf import DictConfig, OmegaConf
 from omegaconf.errors import OmegaConfBaseException
 
+from graphbench.run.config_errors import one_line
 from graphbench.sweep.wandb import SweepError, first_value
 
 #: where an hparams_search option lives, relative to the config directory
@@ -54,6 +55,9 @@ def compose_job(overrides: Sequence[str]) -> DictConfig:
     try:
         return compose("config", overrides=list(overrides), return_hydra_config=True)
     except (HydraException, OmegaConfBaseException) as exc:
+        mistyped = one_line(exc)  # a mistyped option, group or key: run.py's own message
+        if mistyped is not None:
+            raise SweepError(mistyped) from None
         detail = " ".join(str(exc).split("Config search path")[0].split())  # the search path is Hydra's, not the user's
         raise SweepError(f"run.py {' '.join(overrides)} does not compose: {detail}") from None
 
