@@ -73,7 +73,7 @@ ALLOWED: dict[str, str] = {
     "graphbench.callbacks.rng_state:RNGState.state_dict": "the host RNGs' state (NumPy) for the checkpoint",
     "graphbench.analysis.igb.sampler:subgraph_data": "IGB subgraphs are sampled in NumPy on the host graph",
     "graphbench.analysis.memorization:memorization_sets": "node sets drawn by a seeded host generator before any training",
-    "graphbench.tasks.memorization:_memorization": "summary statistics of per-seed accuracies (Python floats)",
+    "graphbench.analysis.memorization:memorization_metrics": "summary statistics of per-seed accuracies (Python floats)",
     "graphbench.analysis.igb.validutil:read_labels": "labels read from a file on the host, moved with the graph they label",
     "graphbench.analysis.mia:shadow_membership": "no tensor input: the shadow split is drawn from a seed on the host",
 }

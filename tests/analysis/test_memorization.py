@@ -1,4 +1,5 @@
-"""The NCMemo memorization score, rate and node sets on hand-made probabilities and labels."""
+"""The NCMemo memorization score, rate, node sets, per-node rows and summary metrics on hand-made probabilities and
+labels."""
 
 from __future__ import annotations
 
@@ -7,9 +8,13 @@ import pytest
 import torch
 
 from graphbench.analysis.memorization import (
+    SETS,
+    MemorizationSets,
+    memorization_metrics,
     memorization_rate,
     memorization_scores,
     memorization_sets,
+    node_rows,
     true_label_probability,
 )
 from graphbench.data.splits import stratified_split_masks
@@ -97,3 +102,44 @@ def test_an_image_that_cannot_be_logged_never_ends_the_run(tmp_path, caplog: pyt
 
     log_image([Broken(), object()], "memorization/histogram", tmp_path / "h.png")
     assert "could not log h.png to W&B (RuntimeError: network down)" in caplog.text
+
+
+def six_node_case() -> tuple[MemorizationSets, torch.Tensor, torch.Tensor, torch.Tensor]:
+    """Six nodes on a path, one per role: f is sure of every label of S_S and S_C, g of S_S and S_I; both
+    are uniform over the two classes elsewhere; node 5 is a test node neither set holds."""
+    node = [torch.tensor([i]) for i in range(6)]
+    sets = MemorizationSets(node[0], node[1], node[2], node[3], node[4], torch.tensor([3, 5]))
+    labels = torch.tensor([0, 1, 0, 1, 0, 1])
+    sure = torch.nn.functional.one_hot(labels, 2).float()
+    probs_f, probs_g = torch.full((6, 2), 0.5), torch.full((6, 2), 0.5)
+    probs_f[[0, 1]], probs_g[[0, 2]] = sure[[0, 1]], sure[[0, 2]]
+    return sets, labels, probs_f.unsqueeze(0), probs_g.unsqueeze(0)
+
+
+def test_rows_hold_every_node_of_every_set_with_its_score_degree_and_probabilities() -> None:
+    sets, labels, probs_f, probs_g = six_node_case()
+    edge_index = torch.tensor([[0, 1, 2, 3, 4], [1, 2, 3, 4, 5]])
+    rows, lds_of = node_rows(torch.eye(6), edge_index, labels, sets, probs_f, probs_g, knn_k=1)
+    assert [(r["node"], r["set"]) for r in rows] == [(0, "shared"), (1, "candidate"), (2, "independent"), (3, "control")]
+    assert [r["mem"] for r in rows] == pytest.approx([0.0, 0.5, -0.5, 0.0])
+    assert [r["degree"] for r in rows] == [1, 2, 2, 2] and [r["label"] for r in rows] == [0, 1, 0, 1]
+    assert (rows[1]["p_f"], rows[1]["p_g"]) == (1.0, 0.5)
+    assert set(lds_of) == set(SETS) and all(len(lds_of[name]) == 1 for name in SETS)
+
+
+def test_metrics_summarise_rates_set_means_and_accuracies() -> None:
+    sets, labels, probs_f, probs_g = six_node_case()
+    lds_of = {name: torch.tensor([0.25]) for name in SETS}
+    m = memorization_metrics(probs_f, probs_g, labels, sets, lds_of, tau=0.4)
+    assert (m["memorization/rate"], m["memorization/rate_control"]) == (1.0, 0.0)
+    assert (m["lds/candidate_memorized"], m["lds/candidate_not_memorized"]) == (0.25, None)
+    assert m["memorization/mean_independent"] == pytest.approx(-0.5) and m["memorization/mean_shared"] == 0.0
+    assert list(m)[:4] == [
+        "memorization/rate",
+        "memorization/rate_control",
+        "lds/candidate_memorized",
+        "lds/candidate_not_memorized",
+    ]
+    # both test nodes are of class 1, where f is uniform and the argmax of a tie is class 0
+    assert (m["test/accuracy_f"], m["test/accuracy_f_std"]) == (0.0, 0.0)
+    assert m["val/accuracy_g"] == 1.0

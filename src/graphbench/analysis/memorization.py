@@ -46,7 +46,11 @@ from typing import Any
 import torch
 from omegaconf import DictConfig
 from torch import Tensor
+from torch_geometric.utils import degree, to_undirected
 
+from graphbench.analysis.label_disagreement import label_disagreement
+from graphbench.analysis.subset_training import train_on_nodes
+from graphbench.data.datamodules.node_level import NodeLevelDataModule
 from graphbench.data.splits import random_split_masks, stratified_split_masks
 from graphbench.run.errors import ConfigError
 from graphbench.run.loggers import SafeWandbLogger
@@ -157,6 +161,101 @@ def memorization_rate(scores: Tensor, tau: float) -> float:
     if scores.numel() == 0:
         return float("nan")
     return float((scores > tau).float().mean())
+
+
+def train_models(
+    cfg: DictConfig, datamodule: NodeLevelDataModule, sets: MemorizationSets, protocol: MemorizationProtocol, output_dir: Path
+) -> tuple[Tensor, Tensor]:
+    r"""Step 3: for each seed ``cfg.seed * num_seeds + i`` (:math:`i <` ``num_seeds``), a model :math:`f` trained
+    on :math:`S_S \cup S_C` and a model :math:`g` on :math:`S_S \cup S_I`, both validated on the val nodes
+    (:func:`~graphbench.analysis.subset_training.train_on_nodes`, run directories
+    ``model_{f,g}_seed<seed>`` under ``output_dir``). Returns the softmax outputs of the :math:`f` and the
+    :math:`g` models, each ``[num_seeds, N, C]``."""
+    assert datamodule.graph is not None
+    labels = datamodule.graph.y.view(-1)
+    n, num_seeds = labels.numel(), protocol.num_seeds
+
+    def mask(*parts: Tensor) -> Tensor:
+        out = torch.zeros(n, dtype=torch.bool, device=labels.device)
+        for part in parts:
+            out[part] = True
+        return out
+
+    val_mask = mask(sets.val)
+    probs: dict[str, list[Tensor]] = {"f": [], "g": []}
+    for i in range(num_seeds):
+        seed = int(cfg.seed) * num_seeds + i
+        for name, train_nodes in (("f", mask(sets.shared, sets.candidate)), ("g", mask(sets.shared, sets.independent))):
+            log.info("training model %s, seed %d (%d nodes)", name, seed, int(train_nodes.sum()))
+            run_dir = output_dir / f"model_{name}_seed{seed}"
+            probs[name].append(train_on_nodes(cfg, train_nodes, val_mask, seed, run_dir, datamodule, protocol.checkpoint))
+    return torch.stack(probs["f"]), torch.stack(probs["g"])
+
+
+def node_rows(
+    x: Tensor,
+    edge_index: Tensor,
+    labels: Tensor,
+    sets: MemorizationSets,
+    probs_f: Tensor,
+    probs_g: Tensor,
+    knn_k: int,
+) -> tuple[list[dict[str, Any]], dict[str, Tensor]]:
+    r"""One :data:`CSV_COLUMNS` row per node of every set of :data:`SETS`: its memorization score
+    (:func:`memorization_scores`), degree in the undirected graph, label disagreement score against
+    :math:`S_S \cup S_C` (:func:`~graphbench.analysis.label_disagreement.label_disagreement`, ``knn_k``
+    neighbours) and seed-mean true-label probabilities under :math:`f` and :math:`g`. Also returns each
+    set's LDS values, in the set's node order."""
+    n = labels.numel()
+    mem = memorization_scores(probs_f, probs_g, labels)
+    p_f = true_label_probability(probs_f, labels).mean(dim=0)
+    p_g = true_label_probability(probs_g, labels).mean(dim=0)
+    reference = torch.cat([sets.shared, sets.candidate])
+    node_degree = degree(to_undirected(edge_index, num_nodes=n)[0], num_nodes=n).long()
+    rows: list[dict[str, Any]] = []
+    lds_of: dict[str, Tensor] = {}
+    for name in SETS:
+        nodes = sets.of(name)
+        lds_of[name] = label_disagreement(x, labels, nodes, reference, knn_k)
+        for j, v in enumerate(nodes.tolist()):
+            rows.append(
+                {
+                    "node": v,
+                    "set": name,
+                    "label": int(labels[v]),
+                    "mem": float(mem[v]),
+                    "degree": int(node_degree[v]),
+                    "LDS": float(lds_of[name][j]),
+                    "p_f": float(p_f[v]),
+                    "p_g": float(p_g[v]),
+                }
+            )
+    return rows, lds_of
+
+
+def memorization_metrics(
+    probs_f: Tensor, probs_g: Tensor, labels: Tensor, sets: MemorizationSets, lds_of: dict[str, Tensor], tau: float
+) -> dict[str, float | None]:
+    """``results.json``'s metrics: the memorization rate above ``tau`` on :math:`S_C` and on the control, the
+    mean LDS of memorized and other candidates (``None`` for an empty group), the mean score of every set,
+    and the test accuracy (mean and population std over the seeds) and val accuracy of :math:`f` and :math:`g`."""
+    mem = memorization_scores(probs_f, probs_g, labels)
+    candidate_mem = mem[sets.candidate]
+    memorized = candidate_mem > tau
+    metrics: dict[str, float | None] = {
+        "memorization/rate": memorization_rate(candidate_mem, tau),
+        "memorization/rate_control": memorization_rate(mem[sets.control], tau),
+        "lds/candidate_memorized": mean_or_none(lds_of["candidate"][memorized]),
+        "lds/candidate_not_memorized": mean_or_none(lds_of["candidate"][~memorized]),
+    }
+    for name in SETS:
+        metrics[f"memorization/mean_{name}"] = mean_or_none(mem[sets.of(name)])
+    for name, stacked in (("f", probs_f), ("g", probs_g)):
+        per_seed = torch.tensor([accuracy(p, labels, sets.test) for p in stacked])
+        metrics[f"test/accuracy_{name}"] = float(per_seed.mean())
+        metrics[f"test/accuracy_{name}_std"] = float(per_seed.std(unbiased=False))
+        metrics[f"val/accuracy_{name}"] = float(torch.tensor([accuracy(p, labels, sets.val) for p in stacked]).mean())
+    return metrics
 
 
 def accuracy(probabilities: Tensor, labels: Tensor, nodes: Tensor) -> float:
