@@ -97,7 +97,7 @@ class ReferenceNet(nn.Module):
         self.atom_encoder = AtomEncoder(dim - dim_pe)
         self.rwse_norm = nn.BatchNorm1d(k)
         self.rwse_lin = nn.Linear(k, dim_pe)
-        self.bond_encoder = BondEncoder(dim) if kind != "gcn" else None
+        self.bond_encoder = BondEncoder(dim)  # built under GCN too (edge_encoder: True), read by GINE and GatedGCN
         convs: list[nn.Module] = []
         for _ in range(layers):
             if kind == "gcn":
@@ -122,7 +122,7 @@ class ReferenceNet(nn.Module):
 
     def forward(self, data: Batch) -> Tensor:
         h = torch.cat([self.atom_encoder(data.x), self.rwse_lin(self.rwse_norm(data.rwse))], dim=-1)
-        e = self.bond_encoder(data.edge_attr) if self.bond_encoder is not None else None
+        e = self.bond_encoder(data.edge_attr) if self.kind != "gcn" else None
         for index, conv in enumerate(self.convs):
             if self.kind == "gcn":
                 h = h + F.dropout(F.gelu(conv(h, data.edge_index)), self.dropout, self.training)

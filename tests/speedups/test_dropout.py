@@ -18,6 +18,12 @@ from graphbench.speedups.dropout import Dropout, dropout
 needs_equal_kernel = pytest.mark.skipif(not cpu_bernoulli.available(), reason="this torch build draws masks differently")
 
 
+@pytest.fixture(autouse=True)
+def every_size_takes_the_compiled_mask(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The small inputs below take the compiled mask as large ones do."""
+    monkeypatch.setattr(dropout_module, "MIN_ELEMENTS", 0)
+
+
 @pytest.fixture
 def compiled_draws(monkeypatch: pytest.MonkeyPatch) -> list[int]:
     """Numbers of elements drawn by the compiled kernel, one entry per call."""
@@ -102,6 +108,18 @@ def test_other_inputs_go_to_f_dropout(x: Tensor, p: float, training: bool, compi
     torch.manual_seed(5)
     assert torch.equal(ours, F.dropout(x, p, training))
     assert compiled_draws == []
+
+
+@needs_equal_kernel
+def test_inputs_below_the_size_threshold_go_to_f_dropout(compiled_draws: list[int], monkeypatch: pytest.MonkeyPatch) -> None:
+    x0 = torch.randn(30, 4)
+    monkeypatch.setattr(dropout_module, "MIN_ELEMENTS", x0.numel() + 1)
+    ours, plain = _run(dropout, x0, 0.3, torch.ones(30, 4)), _run(F.dropout, x0, 0.3, torch.ones(30, 4))
+    assert compiled_draws == []
+    assert all(torch.equal(a, b) for a, b in zip(ours, plain))
+    monkeypatch.setattr(dropout_module, "MIN_ELEMENTS", x0.numel())
+    _run(dropout, x0, 0.3, torch.ones(30, 4))
+    assert compiled_draws == [x0.numel()]
 
 
 def test_functorch_transforms_go_to_f_dropout(compiled_draws: list[int]) -> None:

@@ -1,0 +1,89 @@
+"""Where the time of one eager training step goes: the ``dispatch`` group's step (the LRGB-tuned
+recipe on four tiny molecules, one torch thread) under :mod:`cProfile`, for graphbench's network and
+for the plain-PyG reference, as a markdown table of the ``top`` functions by their own time
+(``tottime``: time in the function itself, callees excluded), per step.
+
+    python -m benchmarks.profile_step [--recipe gcn,gine,gatedgcn] [--steps 200] [--top 10]
+
+The step is :func:`benchmarks.dispatch.train_steps` (``zero_grad``, forward, BCE with logits,
+backward, clipping, the optimizer's step); the contenders are those of
+:func:`benchmarks.dispatch.contenders`. Built-in functions that run operators (``torch._C`` calls,
+``Tensor`` methods) count as their own rows, so a row of Python code is the interpreter's time
+around the operators. Times under a profiler are inflated by its per-call cost; the ranking, not
+the absolute figure, is what the table tells.
+"""
+
+from __future__ import annotations
+
+import argparse
+import cProfile
+import pstats
+import tempfile
+from collections.abc import Sequence
+from pathlib import Path
+
+import torch
+
+from benchmarks.common import REPO, Context
+from benchmarks.dispatch import contenders, train_steps
+from benchmarks.reference import RECIPES, Recipe
+
+#: contenders profiled, as :func:`benchmarks.dispatch.contenders` names them
+PROFILED: tuple[str, ...] = ("eager", "reference")
+
+
+def location(key: tuple[str, int, str]) -> str:
+    """``path:line(function)`` with the path relative to the repository or to ``site-packages``."""
+    filename, line, function = key
+    if filename == "~":
+        return function  # a built-in: {method 'index_select' of 'torch._C.TensorBase' objects}
+    path = filename.replace(str(REPO) + "/", "")
+    if "site-packages/" in path:
+        path = path.split("site-packages/", 1)[1]
+    return f"{path}:{line}({function})"
+
+
+def profile_table(recipe: Recipe, name: str, steps: int, top: int, ctx: Context) -> str:
+    """The ``top`` rows by own time of ``steps`` training steps of contender ``name`` of ``recipe``."""
+    setup = contenders(ctx, recipe)
+    model, optimizer = setup.models[name], setup.optimizers[name]
+    train_steps(model, optimizer, setup.batch, 5)  # warm-up: caches, lazy initialization
+    profiler = cProfile.Profile()
+    profiler.enable()
+    train_steps(model, optimizer, setup.batch, steps)
+    profiler.disable()
+    stats = pstats.Stats(profiler)
+    entries = stats.stats  # type: ignore[attr-defined]
+    total = sum(tottime for _, _, tottime, _, _ in entries.values())
+    calls = sum(ncalls for _, ncalls, _, _, _ in entries.values())
+    ranked = sorted(entries.items(), key=lambda item: item[1][2], reverse=True)[:top]
+    lines = [
+        f"**{recipe.label}, {name}**: {1e6 * total / steps:,.0f} µs of profiled time per step, "
+        f"{calls / steps:,.0f} Python-level calls per step",
+        "",
+        "| function | calls / step | own µs / step | share |",
+        "|---|---|---|---|",
+    ]
+    for key, (_, ncalls, tottime, _, _) in ranked:
+        lines.append(f"| `{location(key)}` | {ncalls / steps:g} | {1e6 * tottime / steps:,.1f} | {100 * tottime / total:.1f}% |")
+    return "\n".join(lines)
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(prog="python -m benchmarks.profile_step", description=__doc__)
+    parser.add_argument("--recipe", default=",".join(r.name for r in RECIPES), help="comma-separated recipes")
+    parser.add_argument("--steps", type=int, default=200, help="profiled training steps per contender")
+    parser.add_argument("--top", type=int, default=10, help="rows per table")
+    args = parser.parse_args(argv)
+    torch.set_num_threads(1)
+    work_dir = Path(tempfile.mkdtemp(prefix="graphbench-profile-"))
+    ctx = Context(data_dir=work_dir / "data", cache_dir=work_dir / "cache", work_dir=work_dir)
+    chosen = args.recipe.split(",")
+    for recipe in (r for r in RECIPES if r.name in chosen):
+        for name in PROFILED:
+            print(profile_table(recipe, name, args.steps, args.top, ctx), end="\n\n", flush=True)
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
