@@ -121,6 +121,7 @@ class GraphNetwork(nn.Module):
         if block == "residual" and getattr(norm(hidden_dim), "kind", "none") != "none":
             raise ValueError("model.block=residual puts no norm around the layers: set normalization=none")
         self.node_norms = nn.ModuleList(nn.Identity() if lay.self_contained else norm(hidden_dim) for lay in built)
+        self.normed_edges = any(lay.updates_edges and not lay.self_contained for lay in built)
         self.edge_norms = nn.ModuleList(
             norm(hidden_dim) if lay.updates_edges and not lay.self_contained else nn.Identity() for lay in built
         )
@@ -148,7 +149,8 @@ class GraphNetwork(nn.Module):
         if self.edge_encoder is not None and self.reads_edge_features:
             edge_attr = data.edge_attr if data.edge_attr is not None else data.edge_index.new_zeros(data.edge_index.size(1), 1)
             e = self.edge_encoder(edge_attr)
-        edge_batch = batch[data.edge_index[0]] if batch is not None else None
+        # the edges' graph index, for the norms of the layers that update edges
+        edge_batch = batch[data.edge_index[0]] if batch is not None and self.normed_edges else None
         edge_weight: Tensor | None = getattr(data, "edge_weight", None)
         # a padded batch's real rows (graphbench.data.store.padding), for the norms' batch statistics
         node_mask: Tensor | None = getattr(data, "node_mask", None)

@@ -89,6 +89,24 @@ def weighted_sum_at_dst(messages: Tensor, edge_weight: Tensor, dst: Tensor, num_
     return scatter(messages * edge_weight.to(messages.dtype).unsqueeze(-1), dst, 0, num_nodes, reduce="sum")
 
 
+class _CsrProduct(torch.autograd.Function):
+    r"""``matrix @ x`` with the backward ``transpose @ grad``, both precomputed CSR matrices (no
+    gradient flows to the matrix), outside ``torch.func`` transforms: the products of
+    :class:`_SparseProduct`, whose ``setup_context`` makes every ``apply`` bind its arguments to
+    ``forward``'s signature in Python (``inspect``), written with ``forward(ctx, ...)``, which does not."""
+
+    @staticmethod
+    def forward(ctx: Any, x: Tensor, matrix: Tensor, transpose: Tensor) -> Tensor:  # type: ignore[override]
+        ctx.matrix, ctx.transpose = matrix, transpose
+        return spmm(matrix, x.contiguous())
+
+    @staticmethod
+    def backward(ctx: Any, grad: Tensor) -> tuple[Tensor, None, None]:  # type: ignore[override]
+        if torch.is_grad_enabled():  # create_graph: the gradient must itself be differentiable
+            return _CsrProduct.apply(grad, ctx.transpose, ctx.matrix), None, None
+        return spmm(ctx.transpose, grad.contiguous()), None, None
+
+
 class _SparseProduct(torch.autograd.Function):
     r"""``matrix @ x`` with the backward ``transpose @ grad``, both precomputed CSR matrices (no
     gradient flows to the matrix: its entries depend on the graph alone).
@@ -211,12 +229,14 @@ class EdgePlan:
         r""":math:`\hat D^{-1/2}(A + wI)\hat D^{-1/2} x`, :math:`w` = ``self_loop_weight``."""
         # gradient transforms of torch.func (vjp: the NTK callback) and torch.compile cannot take sparse
         # CSR tensors; vmap alone can, through the product's own vmap rule
-        if (transformed(x) and not only_vmapped()) or torch.compiler.is_compiling():
+        in_transform = transformed(x)
+        if (in_transform and not only_vmapped()) or torch.compiler.is_compiling():
             (src, dst), weight = self.normalized_edges(self_loop_weight)
             messages = x.index_select(0, src) * weight.to(x.dtype).unsqueeze(-1)
             return x.new_zeros((self.num_nodes, *x.shape[1:])).index_add(0, dst, messages)
         matrix, transpose = self.normalized_adjacency(self_loop_weight)
-        return _SparseProduct.apply(x, self._as(matrix, x), self._as(transpose, x))
+        product = _SparseProduct if in_transform else _CsrProduct  # vmap's rule is _SparseProduct's
+        return product.apply(x, self._as(matrix, x), self._as(transpose, x))
 
     @staticmethod
     def _as(matrix: Tensor, like: Tensor) -> Tensor:
