@@ -24,7 +24,7 @@ from concurrent.futures.process import BrokenProcessPool
 from pathlib import Path
 
 from benchmarks.common import REPO, Context, Row, markdown_table
-from benchmarks.report import DOCS_PATH, RESULTS_PATH, BenchRun, load_runs, merged, render_page, save_runs
+from benchmarks.report import DOCS_PATH, PROFILE_PATH, RESULTS_PATH, BenchRun, load_runs, merged, render_page, save_runs
 from graphbench.run.provenance import code_version, cpu_model
 
 #: benchmark name -> module with ``run(ctx) -> list[Row]``, in table order
@@ -134,7 +134,7 @@ def render(results: Path, docs: Path) -> None:
     runs = load_runs(results)
     if not runs:
         raise SystemExit(f"error: {results} holds no benchmark results; run python -m benchmarks first")
-    docs.write_text(render_page(runs, list(BENCHMARKS)))
+    docs.write_text(render_page(runs, list(BENCHMARKS), PROFILE_PATH.read_text() if PROFILE_PATH.exists() else ""))
     print(f"[benchmarks] wrote {docs} from {results}", file=sys.stderr)
 
 

@@ -3,7 +3,10 @@ recipe on four tiny molecules, one torch thread) under :mod:`cProfile`, for grap
 for the plain-PyG reference, as a markdown table of the ``top`` functions by their own time
 (``tottime``: time in the function itself, callees excluded), per step.
 
-    python -m benchmarks.profile_step [--recipe gcn,gine,gatedgcn] [--steps 200] [--top 10]
+    python -m benchmarks.profile_step [--recipe gcn,gine,gatedgcn] [--steps 200] [--top 10] [--output benchmarks/profile.md]
+
+``--output`` stores the tables as a section of ``docs/performance.md``, which the benchmark runner
+renders after its own tables (:data:`benchmarks.report.PROFILE_PATH`).
 
 The step is :func:`benchmarks.dispatch.train_steps` (``zero_grad``, forward, BCE with logits,
 backward, clipping, the optimizer's step); the contenders are those of
@@ -17,7 +20,11 @@ from __future__ import annotations
 
 import argparse
 import cProfile
+import datetime as dt
+import os
 import pstats
+import shutil
+import sys
 import tempfile
 from collections.abc import Sequence
 from pathlib import Path
@@ -27,9 +34,12 @@ import torch
 from benchmarks.common import REPO, Context
 from benchmarks.dispatch import contenders, train_steps
 from benchmarks.reference import RECIPES, Recipe
+from graphbench.run.provenance import code_version, cpu_model
 
 #: contenders profiled, as :func:`benchmarks.dispatch.contenders` names them
 PROFILED: tuple[str, ...] = ("eager", "reference")
+#: untimed steps before the profiled ones
+WARMUP_STEPS = 5
 
 
 def location(key: tuple[str, int, str]) -> str:
@@ -47,10 +57,11 @@ def profile_table(recipe: Recipe, name: str, steps: int, top: int, ctx: Context)
     """The ``top`` rows by own time of ``steps`` training steps of contender ``name`` of ``recipe``."""
     setup = contenders(ctx, recipe)
     model, optimizer = setup.models[name], setup.optimizers[name]
-    train_steps(model, optimizer, setup.batch, 5)  # warm-up: caches, lazy initialization
+    batch = setup.batches[name] if hasattr(setup, "batches") else setup.batch
+    train_steps(model, optimizer, batch, WARMUP_STEPS)  # caches, lazy initialization
     profiler = cProfile.Profile()
     profiler.enable()
-    train_steps(model, optimizer, setup.batch, steps)
+    train_steps(model, optimizer, batch, steps)
     profiler.disable()
     stats = pstats.Stats(profiler)
     entries = stats.stats  # type: ignore[attr-defined]
@@ -74,15 +85,40 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--recipe", default=",".join(r.name for r in RECIPES), help="comma-separated recipes")
     parser.add_argument("--steps", type=int, default=200, help="profiled training steps per contender")
     parser.add_argument("--top", type=int, default=10, help="rows per table")
+    parser.add_argument("--output", type=Path, default=None, help="also store the tables as docs/performance.md's last section")
     args = parser.parse_args(argv)
     torch.set_num_threads(1)
     work_dir = Path(tempfile.mkdtemp(prefix="graphbench-profile-"))
     ctx = Context(data_dir=work_dir / "data", cache_dir=work_dir / "cache", work_dir=work_dir)
     chosen = args.recipe.split(",")
+    tables = []
     for recipe in (r for r in RECIPES if r.name in chosen):
         for name in PROFILED:
-            print(profile_table(recipe, name, args.steps, args.top, ctx), end="\n\n", flush=True)
+            tables.append(profile_table(recipe, name, args.steps, args.top, ctx))
+            print(tables[-1], end="\n\n", flush=True)
+    shutil.rmtree(work_dir, ignore_errors=True)
+    if args.output is not None:
+        args.output.write_text(section(tables, argv if argv is not None else sys.argv[1:], args.steps, args.top))
     return 0
+
+
+def section(tables: Sequence[str], argv: Sequence[str], steps: int, top: int) -> str:
+    """The tables under a heading, the command that made them, and when and where it ran."""
+    machine = f"{cpu_model() or 'unknown CPU'}: {os.cpu_count()} CPU cores, 1 torch thread"
+    lines = [
+        "## Where a training step's time goes",
+        "",
+        f"    {' '.join(['python -m benchmarks.profile_step', *argv])}",
+        "",
+        f"on {dt.date.today().isoformat()} at commit {code_version().short}, {machine}: the `dispatch` group's "
+        f"training step under cProfile, {steps} steps per contender after {WARMUP_STEPS} untimed, the top {top} "
+        "functions by own time (callees excluded). Built-in rows (`torch._C` calls, `Tensor` methods) are the "
+        "operators with their dispatch; rows of Python code are the interpreter's time around them. The profiler "
+        "adds a cost to every Python call, so its total exceeds the step's unprofiled time; the ranking is what it tells.",
+    ]
+    for table in tables:
+        lines += ["", table]
+    return "\n".join(lines) + "\n"
 
 
 if __name__ == "__main__":

@@ -6,7 +6,9 @@ A run's rows replace the stored rows of the same benchmark (a table row's first 
 ``pe: precompute`` or ``samplers: neighbor``), so a partial run (``--only memory``, or
 ``GRAPHBENCH_BENCH_SAMPLERS=neighbor``) updates its rows and keeps the others with their own
 command lines; a stored run left without rows is dropped. ``python -m benchmarks --render``
-re-renders the page from the stored record without running anything.
+re-renders the page from the stored record without running anything. The page ends with the
+profile of a training step that ``python -m benchmarks.profile_step --output benchmarks/profile.md``
+stores (:data:`PROFILE_PATH`), when there is one.
 """
 
 from __future__ import annotations
@@ -24,6 +26,8 @@ from benchmarks.common import REPO, Row, Target, markdown_table
 #: where a full run stores its rows, and the page rendered from them
 RESULTS_PATH: Path = REPO / "benchmarks" / "results.json"
 DOCS_PATH: Path = REPO / "docs" / "performance.md"
+#: the stored profile of a training step (``benchmarks/profile_step.py``), the page's last section
+PROFILE_PATH: Path = REPO / "benchmarks" / "profile.md"
 SCHEMA_VERSION: int = 1
 
 
@@ -80,22 +84,33 @@ def group_of(row: Row) -> str:
     return row.benchmark.split(":", 1)[0]
 
 
+def markdown(text: str) -> str:
+    """``text`` with Sphinx roles (``:class:`~a.B```) written as plain code spans, and reST's double
+    backticks as Markdown's single ones."""
+    return re.sub(r":\w+:`~?([^`]+)`", r"`\1`", text).replace("``", "`")
+
+
 def module_docstring(group: str) -> str:
-    """The docstring of ``benchmarks/<group>.py`` (read without importing it): what its rows compare,
-    with Sphinx roles (``:class:`~a.B```) written as plain code spans for Markdown."""
+    """The docstring of ``benchmarks/<group>.py`` (read without importing it): what its rows compare."""
     path = REPO / "benchmarks" / f"{group}.py"
     if not path.exists():
         return ""
-    return re.sub(r":\w+:`~?([^`]+)`", r"`\1`", ast.get_docstring(ast.parse(path.read_text())) or "")
+    return ast.get_docstring(ast.parse(path.read_text())) or ""
 
 
-def render_page(runs: Sequence[BenchRun], groups: Sequence[str]) -> str:
-    """``docs/performance.md`` from ``runs``: the regenerating command on top, then one table per run
-    (its command line, date, commit and machine above it), then what each group's rows compare
-    (its module's docstring). ``groups``: the benchmark names in table order."""
+def summary(group: str) -> str:
+    """The first sentence of ``benchmarks/<group>.py``'s docstring, on one line, in Markdown."""
+    paragraph = " ".join(module_docstring(group).split("\n\n", 1)[0].split())
+    return markdown(re.split(r"(?<=\.)\s+(?=[A-Z])", paragraph, maxsplit=1)[0])
+
+
+def render_page(runs: Sequence[BenchRun], groups: Sequence[str], profile: str = "") -> str:
+    """``docs/performance.md`` from ``runs``: the regenerating command on top, what each group
+    measures (one line, its module's docstring's first sentence) with the command that reruns it,
+    then one table per run (its command line, date, commit and machine above it), then ``profile``
+    (markdown, :data:`PROFILE_PATH`'s) when given. ``groups``: the benchmark names in table order."""
     order = {name: i for i, name in enumerate(groups)}
     ordered = sorted(runs, key=lambda run: min(order.get(group_of(row), len(order)) for row in run.rows))
-    present = sorted({group_of(row) for run in runs for row in run.rows}, key=lambda g: order.get(g, len(order)))
     lines = [
         "# Performance (`benchmarks/`)",
         "",
@@ -109,7 +124,17 @@ def render_page(runs: Sequence[BenchRun], groups: Sequence[str]) -> str:
         "results), replaces the rows of the benchmarks it measured and keeps the others, each table under the",
         "command line that made it. Figures are medians of interleaved rounds in one process, so a ratio",
         "holds on a noisy machine; no test asserts a time.",
+        "",
+        "## What each group measures",
+        "",
+        "| group | what it measures (details: the module's docstring) | rerun |",
+        "|---|---|---|",
     ]
+    for group in groups:
+        what = summary(group).replace("|", "\\|")
+        lines.append(
+            f"| [`{group}`](../benchmarks/{group}.py) | {what} | `python -m benchmarks --only {group} --data-dir ../shared/data` |"
+        )
     for run in ordered:
         lines += [
             "",
@@ -121,8 +146,6 @@ def render_page(runs: Sequence[BenchRun], groups: Sequence[str]) -> str:
             "",
             markdown_table(run.rows),
         ]
-    lines += ["", "## What the rows compare"]
-    for group in present:
-        doc = module_docstring(group)
-        lines += ["", f"### {group} (`benchmarks/{group}.py`)", "", doc] if doc else []
+    if profile:
+        lines += ["", profile.strip()]
     return "\n".join(lines) + "\n"

@@ -10,8 +10,9 @@ from pathlib import Path
 
 import pytest
 
+from benchmarks.cli import BENCHMARKS
 from benchmarks.common import Row, Target
-from benchmarks.report import BenchRun, load_runs, merged, render_page, save_runs
+from benchmarks.report import PROFILE_PATH, BenchRun, load_runs, markdown, merged, render_page, save_runs
 from tests.paths import REPO, SHARED_DATA
 
 #: (benchmark column, case prefix) of every row the quick table must contain
@@ -137,9 +138,19 @@ def test_the_page_has_each_table_under_its_command_and_what_the_rows_compare() -
         == "| pe: precompute | LapPE k=10 | 8.38 s | 83.82 s | 9.96x | >= 10.00x | missed: 9.96x, 0% short of 10.00x | n |"
     )
     assert lines[memory + 8] == "| memory: peak RSS of training | cycles recipe | 1326 MiB | — | — | — | reported |  |"
-    explained = lines.index("## What the rows compare")
-    assert lines[explained + 2] == "### pe (`benchmarks/pe.py`)" and "precompute_store" in lines[explained + 4]
-    assert "### memory (`benchmarks/memory.py`)" in lines[explained:]
+    explained = lines.index("## What each group measures")
+    assert explained < pe
+    pe_line, memory_line = lines[explained + 4 : explained + 6]  # one line each, in the runner's group order
+    assert pe_line.startswith("| [`pe`](../benchmarks/pe.py) | Positional encodings over a whole dataset: ")
+    assert "`precompute_store`" in pe_line and pe_line.endswith(" | `python -m benchmarks --only pe --data-dir ../shared/data` |")
+    assert memory_line.startswith("| [`memory`](../benchmarks/memory.py) | Memory: peak RSS of a Peptides-func training run")
+    assert not any(line.startswith("## Where") for line in lines)  # no profile given
+
+
+def test_the_page_ends_with_the_stored_profile() -> None:
+    profile = "## Where a training step's time goes\n\n| function | calls / step |\n|---|---|\n| `f` | 1 |\n"
+    page = render_page([fake_run("python -m benchmarks --only pe", "2026-12-03", [PE_ROW])], ["pe"], profile)
+    assert page.endswith("\n\n" + profile) and page.index("## pe") < page.index("## Where a training step's time goes")
 
 
 def test_a_run_replaces_the_rows_of_the_benchmarks_it_measured(tmp_path: Path) -> None:
@@ -168,11 +179,13 @@ def test_render_writes_the_page_from_stored_results_and_refuses_none(tmp_path: P
     save_runs(results, [fake_run("python -m benchmarks --only pe", "2026-12-03", [PE_ROW])])
     done = subprocess.run(render, cwd=REPO, capture_output=True, text=True, timeout=120)
     assert done.returncode == 0, done.stderr
-    assert docs.read_text() == render_page(load_runs(results), ["reference", "pe"])
+    profile = PROFILE_PATH.read_text() if PROFILE_PATH.exists() else ""
+    assert docs.read_text() == render_page(load_runs(results), list(BENCHMARKS), profile)
 
 
 def test_the_docstrings_sphinx_roles_become_markdown_code() -> None:
-    page = render_page(
-        [fake_run("python -m benchmarks --only reference", "2026-12-03", [Row("reference: time", "GCN")])], ["reference"]
+    assert (
+        markdown("the :class:`~benchmarks.reference.ReferenceNet` and ``x``") == "the `benchmarks.reference.ReferenceNet` and `x`"
     )
-    assert "`ReferenceNet` is built" in page and ":class:" not in page
+    page = render_page([fake_run("python -m benchmarks --only pe", "2026-12-03", [PE_ROW])], ["pe"])
+    assert "`precompute_store`" in page and "``" not in page and ":class:" not in page
