@@ -10,6 +10,9 @@ transform, the recipe's optimizer), for three contenders:
 * ``eager``: graphbench's network as it is built;
 * ``compiled``: a copy of it through :func:`graphbench.speedups.compile_network` (what ``model.compile=true``
   does: ``torch.compile`` of its forward, dynamic shapes);
+* ``compiled with buckets``: a copy compiled with static shapes (``dynamic=False``, ``fullgraph=True``: what
+  ``model.compile=true dataset.pad_to=buckets`` does), trained on the batch padded to a bucket of the next
+  multiples of 8 nodes and edges (:func:`graphbench.data.store.padding.pad_batch`; the loss over the real graphs);
 * ``reference``: the recipe written from plain PyG (:class:`benchmarks.reference.ReferenceNet`:
   ``GCNConv`` / ``GINEConv`` / a GatedGCN ``MessagePassing`` layer, as toenshoff/LRGB builds them, AdamW), with
   graphbench's initial weights.
@@ -43,6 +46,7 @@ from benchmarks.common import Context, Row, Target, compose_config, interleaved,
 from benchmarks.reference import RECIPES, Recipe, ReferenceNet, copy_weights
 from graphbench.build import build_datamodule, network_builder, network_width
 from graphbench.config.instantiate import METADATA_KEYS, build
+from graphbench.data.store.padding import Bucket, pad_batch, real_graphs, round_up
 from graphbench.speedups import compile_network
 
 #: the target: graphbench compiled against the plain-PyG reference, in steps per second
@@ -51,7 +55,9 @@ TARGET = Target(">=", 2.0)
 SMILES: tuple[str, ...] = ("CC(=O)O", "c1ccccc1", "CCN", "OCC(O)CO")
 #: timed steps per round, and untimed steps before the first round (compilation happens there)
 STEPS, QUICK_STEPS, WARMUP_STEPS = 40, 3, 3
-CONTENDERS: tuple[str, ...] = ("eager", "compiled", "reference")
+CONTENDERS: tuple[str, ...] = ("eager", "compiled", "buckets", "reference")
+#: each contender's name in the table
+LABELS: dict[str, str] = {"eager": "eager", "compiled": "compiled", "buckets": "compiled with buckets", "reference": "reference"}
 Optimizer = Callable[[Sequence[nn.Parameter]], torch.optim.Optimizer]
 
 
@@ -72,6 +78,12 @@ def tiny_batch(pe_transform: BaseTransform, num_outputs: int) -> Batch:
     return Batch.from_data_list(graphs)
 
 
+def padded(batch: Batch) -> Batch:
+    """``batch`` padded to the next multiples of 8 nodes (one dummy node at least) and edges, and one dummy graph."""
+    bucket = Bucket(round_up(batch.num_nodes + 1), round_up(batch.num_edges))
+    return pad_batch(batch, bucket, graphs=batch.num_graphs + 1)
+
+
 def train_steps(model: nn.Module, optimizer: torch.optim.Optimizer, batch: Batch, steps: int) -> tuple[float, Tensor]:
     """Wall seconds of ``steps`` training steps on ``batch`` (the recipe's: BCE with logits, clipping
     at norm 1), and the last loss; nothing in the loop waits for a value."""
@@ -80,7 +92,7 @@ def train_steps(model: nn.Module, optimizer: torch.optim.Optimizer, batch: Batch
     loss = torch.zeros(())
     for _ in range(steps):
         optimizer.zero_grad()
-        loss = F.binary_cross_entropy_with_logits(model(batch), batch.y)
+        loss = F.binary_cross_entropy_with_logits(real_graphs(model(batch), batch), batch.y)
         loss.backward()
         nn.utils.clip_grad_norm_(model.parameters(), 1.0)
         optimizer.step()
@@ -100,11 +112,11 @@ class Contenders:
     optimizers: dict[str, torch.optim.Optimizer]
     width: int
     params: int
-    batch: Batch
+    batches: dict[str, Batch]
 
 
 def contenders(ctx: Context, recipe: Recipe) -> Contenders:
-    """The three contenders of ``recipe``, from one set of initial weights, and the tiny batch."""
+    """The contenders of ``recipe``, from one set of initial weights, and the tiny batch each trains on."""
     cfg: DictConfig = compose_config(ctx, [recipe.experiment], ctx.work_dir / "dispatch" / recipe.name)
     info = build_datamodule(cfg).info  # Peptides-func knows its facts without its data
     make = network_builder(cfg, info)
@@ -122,15 +134,18 @@ def contenders(ctx: Context, recipe: Recipe) -> Contenders:
     )
     copy_weights(eager, reference)
     compiled = compile_network(copy.deepcopy(eager))
+    bucketed = compile_network(copy.deepcopy(eager), static_shapes=True)
     make_optimizer: Optimizer = build(cfg.optimizer, "optimizer", METADATA_KEYS)
-    models = {"eager": eager, "compiled": compiled, "reference": reference}
+    models = {"eager": eager, "compiled": compiled, "buckets": bucketed, "reference": reference}
     optimizers = {
         "eager": make_optimizer(eager.parameters()),
         "compiled": make_optimizer(compiled.parameters()),
+        "buckets": make_optimizer(bucketed.parameters()),
         "reference": torch.optim.AdamW(reference.parameters(), lr=1e-3, weight_decay=0.0),  # as reference.train_steps
     }
     batch = tiny_batch(build(cfg.pe.transform, "pe.transform", METADATA_KEYS), info.num_outputs)
-    return Contenders(models, optimizers, width, sum(p.numel() for p in eager.parameters()), batch)
+    batches = {name: padded(batch) if name == "buckets" else batch for name in CONTENDERS}
+    return Contenders(models, optimizers, width, sum(p.numel() for p in eager.parameters()), batches)
 
 
 def run(ctx: Context) -> list[Row]:
@@ -146,37 +161,39 @@ def run_recipe(ctx: Context, recipe: Recipe) -> Row:
     steps = QUICK_STEPS if ctx.quick else STEPS
     row = Row(
         "dispatch: training steps / s",
-        f"LRGB-tuned {recipe.label}, {len(SMILES)} tiny molecules ({setup.batch.num_nodes} atoms), 1 thread",
+        f"LRGB-tuned {recipe.label}, {len(SMILES)} tiny molecules ({setup.batches['eager'].num_nodes} atoms), 1 thread",
         target=TARGET,
     )
     failed: dict[str, str] = {}
     warmup_s: dict[str, float] = {}
     for name in CONTENDERS:
         try:
-            warmup_s[name], _ = train_steps(setup.models[name], setup.optimizers[name], setup.batch, WARMUP_STEPS)
+            warmup_s[name], _ = train_steps(setup.models[name], setup.optimizers[name], setup.batches[name], WARMUP_STEPS)
         except Exception as exc:  # compilation may fail on some torch versions: the row says so
             failed[name] = f"{type(exc).__name__}: {' '.join(str(exc).split())}"[:200]
     running = [name for name in CONTENDERS if name not in failed]
     times = interleaved(
         {
-            name: (lambda name=name: train_steps(setup.models[name], setup.optimizers[name], setup.batch, steps)[0])
+            name: (lambda name=name: train_steps(setup.models[name], setup.optimizers[name], setup.batches[name], steps)[0])
             for name in running
         },
         ctx.repeats,
     )
-    ops = {name: operator_calls(setup.models[name], setup.optimizers[name], setup.batch) for name in running}
+    ops = {name: operator_calls(setup.models[name], setup.optimizers[name], setup.batches[name]) for name in running}
 
     def cell(name: str) -> str:
         if name in failed:
-            return f"{name}: failed ({failed[name]})"
-        return f"{name}: {steps / median(times[name]):.1f} steps/s, {ops[name]:,} aten ops/step"
+            return f"{LABELS[name]}: failed ({failed[name]})"
+        return f"{LABELS[name]}: {steps / median(times[name]):.1f} steps/s, {ops[name]:,} aten ops/step"
 
-    row.graphbench = "; ".join(cell(name) for name in ("eager", "compiled"))
+    row.graphbench = "; ".join(cell(name) for name in ("eager", "compiled", "buckets"))
     row.reference = cell("reference") + " (plain PyG)"
     if "reference" not in failed and "eager" not in failed:
         eager_ratio = f"eager {paired_ratio(times['reference'], times['eager']):.2f}x the reference"
     else:
         eager_ratio = "no eager ratio"
+    if "reference" not in failed and "buckets" not in failed:
+        eager_ratio += f", compiled with buckets {paired_ratio(times['reference'], times['buckets']):.2f}x"
     if failed:
         row.skipped = f"{', '.join(failed)} failed: {'; '.join(failed.values())}"
     else:
@@ -184,6 +201,7 @@ def run_recipe(ctx: Context, recipe: Recipe) -> Row:
     row.note = (
         f"compiled / reference steps per second (median paired ratio), {eager_ratio}; interleaved rounds: {ctx.repeats} "
         f"of {steps} steps; width {setup.width}, {setup.params:,} params; first {WARMUP_STEPS} steps untimed "
-        f"(compiled: {warmup_s.get('compiled', float('nan')):.1f} s, compilation included)"
+        f"(compiled: {warmup_s.get('compiled', float('nan')):.1f} s, with buckets: {warmup_s.get('buckets', float('nan')):.1f} s, "
+        f"compilation included); with buckets: {setup.batches['buckets'].num_nodes} nodes, {setup.batches['buckets'].num_edges} edges"
     )
     return row

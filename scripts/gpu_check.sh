@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # graphbench on one GPU in one command: the CUDA tests, each LRGB-tuned recipe alone for a
-# few epochs (device store on and off, eager and compiled), then the three full recipes at once, and
-# one table at the end. About 10 minutes on one H200; it reaches no network. See docs/gpu.md.
+# few epochs (device store on and off, eager and compiled), the GCN recipe with batches padded to
+# buckets (eager, compiled with static shapes, and CUDA graphs), then the three full recipes at once,
+# and one table at the end. About 10 minutes on one H200; it reaches no network. See docs/gpu.md.
 #
 #   scripts/gpu_check.sh                              # from anywhere; runs from the repository root
 #   GPU_CHECK_WHEELS=~/wheels scripts/gpu_check.sh    # first: pip install --no-index from that folder
@@ -19,6 +20,9 @@
 #   GPU_CHECK_RECIPES      recipes [gcn gine gatedgcn] (conf/experiment/lrgb-tuned/peptides-func-<recipe>.yaml)
 #   GPU_CHECK_STORE        dataset.batch_on_device values [true false]
 #   GPU_CHECK_COMPILE      model.compile values [false true]
+#   GPU_CHECK_PADDED       runs of the GCN recipe with dataset.pad_to=buckets [eager compiled cudagraphs]:
+#                          model.compile=false; model.compile=true; model.compile=true
+#                          model.compile_mode=reduce-overhead (batches gathered on the CPU, which padding needs)
 #   PYTHON                 the interpreter [python]
 # Tensors that DataLoader workers send travel by torch's file_system sharing strategy: every run sets
 # it (graphbench.run.processes.share_tensors_through_files); file descriptors failed on the GPU machine.
@@ -34,6 +38,7 @@ BUDGET_S=${GPU_CHECK_BUDGET_S:-600}
 read -r -a RECIPES <<<"${GPU_CHECK_RECIPES:-gcn gine gatedgcn}"
 read -r -a STORES <<<"${GPU_CHECK_STORE:-true false}"
 read -r -a COMPILES <<<"${GPU_CHECK_COMPILE:-false true}"
+read -r -a PADDED <<<"${GPU_CHECK_PADDED-eager compiled cudagraphs}"
 DRY=${GPU_CHECK_DRY_RUN:-0}
 export PYTHONPATH="$PWD/src:$PWD${PYTHONPATH:+:$PYTHONPATH}" WANDB_MODE=offline HYDRA_FULL_ERROR=1
 
@@ -98,6 +103,21 @@ for recipe in "${RECIPES[@]}"; do
         failures+=("$dir")
     done
   done
+done
+
+say "the GCN recipe padded to buckets, $EPOCHS epochs"
+for variant in "${PADDED[@]}"; do
+  case $variant in
+    eager) options=(model.compile=false) ;;
+    compiled) options=(model.compile=true) ;;
+    cudagraphs) options=(model.compile=true model.compile_mode=reduce-overhead) ;;
+    *) echo "error: GPU_CHECK_PADDED holds $variant; valid: eager compiled cudagraphs" >&2 && exit 2 ;;
+  esac
+  dir="$OUT/alone/gcn-padded-$variant"
+  run_dirs+=("$dir")
+  run "$PYTHON" run.py experiment=lrgb-tuned/peptides-func-gcn trainer=gpu "trainer.max_epochs=$EPOCHS" \
+    dataset.batch_on_device=false dataset.pad_to=buckets "${options[@]}" "paths.data_dir=$DATA" "hydra.run.dir=$dir" ||
+    failures+=("$dir")
 done
 
 left=$((BUDGET_S - SECONDS - 60))  # SECONDS: since the script started

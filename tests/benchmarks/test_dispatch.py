@@ -10,7 +10,7 @@ from pathlib import Path
 
 import torch
 
-from benchmarks.dispatch import tiny_batch
+from benchmarks.dispatch import padded, tiny_batch
 from graphbench.transforms.rwse import RWSE
 from tests.paths import REPO, SHARED_DATA
 
@@ -25,6 +25,14 @@ def test_tiny_batch_holds_four_molecules_with_their_rwse() -> None:
     # benzene is a 6-cycle: a walk returns after t steps with probability 0, 1/2, 0, 3/8
     benzene = batch.rwse[batch.batch == 1]
     assert torch.allclose(benzene, torch.tensor([0.0, 0.5, 0.0, 0.375]).expand(6, 4))
+
+
+def test_the_bucketed_contender_trains_on_the_tiny_batch_padded_to_multiples_of_eight() -> None:
+    batch = tiny_batch(RWSE(k=4), num_outputs=10)
+    bucketed = padded(batch)
+    assert bucketed.num_nodes == 24 and bucketed.num_edges == 32 and bucketed.num_graphs == 5
+    assert int(bucketed.node_mask.sum()) == 19 and bool(bucketed.edge_mask.all())
+    assert torch.equal(bucketed.y, batch.y) and bucketed.num_real_graphs == 4
 
 
 def test_quick_run_prints_the_gcn_row(tmp_path: Path) -> None:
@@ -43,5 +51,6 @@ def test_quick_run_prints_the_gcn_row(tmp_path: Path) -> None:
     )
     assert verdict == "met" or verdict.startswith("missed: "), verdict  # the compiled network trained
     assert graphbench.startswith("eager: ") and "; compiled: " in graphbench and graphbench.endswith(" aten ops/step")
+    assert "; compiled with buckets: " in graphbench and "failed" not in graphbench
     assert reference.startswith("reference: ") and reference.endswith(" aten ops/step (plain PyG)")
     assert "width 235, 485,741 params" in note  # toenshoff/LRGB's Peptides-func GCN, its unused edge encoder included

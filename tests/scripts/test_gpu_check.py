@@ -28,17 +28,23 @@ def test_dry_run_prints_every_command(tmp_path: Path) -> None:
     commands = [line[2:] for line in done.stdout.splitlines() if line.startswith("+ ")]
     assert "-k cuda" in commands[0] and "tests/data/store/test_device_store.py" in commands[0]
     alone = [c for c in commands if c.startswith("python run.py") and "/alone/" in c]
-    assert len(alone) == 12  # 3 recipes x store on/off x eager/compiled
+    assert len(alone) == 12 + 3  # 3 recipes x store on/off x eager/compiled, then GCN padded: eager, compiled, CUDA graphs
     assert (
         "python run.py experiment=lrgb-tuned/peptides-func-gatedgcn trainer=gpu trainer.max_epochs=3 "
         "dataset.batch_on_device=false model.compile=true paths.data_dir=/data "
         f"hydra.run.dir={tmp_path}/out/alone/gatedgcn-store_false-compile_true"
     ) in alone
+    padded = [c for c in commands if "dataset.pad_to=buckets" in c]
+    assert [c.split("hydra.run.dir=")[1] for c in padded] == [
+        f"{tmp_path}/out/alone/gcn-padded-{variant}" for variant in ("eager", "compiled", "cudagraphs")
+    ]
+    assert all("experiment=lrgb-tuned/peptides-func-gcn" in c and "dataset.batch_on_device=false" in c for c in padded)
+    assert "model.compile=true model.compile_mode=reduce-overhead" in padded[2] and "model.compile=false" in padded[0]
     together = [c for c in commands if "/together/" in c and c.endswith(" &")]
     assert [c.split()[2] for c in together] == [f"experiment=lrgb-tuned/peptides-func-{r}" for r in ("gcn", "gine", "gatedgcn")]
     # nothing ran, so the whole 10 minutes are left: 9 of them for the runs at once
     assert all("trainer.max_epochs=250 trainer.max_time=00:00:09:00 dataset.batch_on_device=true" in c for c in together)
-    assert commands[-1].startswith("python scripts/gpu_check_table.py ") and len(commands[-1].split()) == 2 + 15
+    assert commands[-1].startswith("python scripts/gpu_check_table.py ") and len(commands[-1].split()) == 2 + 18
     assert not (tmp_path / "out").exists()
 
 
