@@ -17,6 +17,7 @@ from torch_geometric.transforms import BaseTransform
 
 from benchmarks.common import Context
 from graphbench.data.datamodules import GraphLevelDataModule
+from graphbench.data.datamodules.schema import DatasetConfig, ManyGraphsConfig
 from graphbench.data.io.raw_root import RawRoot
 from graphbench.data.sources.graph.peptides import PeptidesFunc, read_split
 from graphbench.data.sources.molecules import featurize_smiles
@@ -53,13 +54,15 @@ def datamodule(
 ) -> GraphLevelDataModule:
     return GraphLevelDataModule(
         source=PeptidesFuncSample(limit=limit),
-        name="peptides-func",
-        data_dir=ctx.data_dir,
-        cache_dir=ctx.cache_dir,
-        batch_size=batch_size,
-        task_type="multilabel",
-        metric="ap",
-        higher_is_better=True,
+        dataset=DatasetConfig(
+            name="peptides-func",
+            data_dir=ctx.data_dir,
+            cache_dir=ctx.cache_dir,
+            task_type="multilabel",
+            metric="ap",
+            higher_is_better=True,
+        ),
+        layout=ManyGraphsConfig(batch_size=batch_size),
         pe_transform=pe_transform,
     )
 

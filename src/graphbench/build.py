@@ -22,9 +22,9 @@ from torch import nn
 from graphbench import speedups
 from graphbench.config.instantiate import METADATA_KEYS, build
 from graphbench.data.datamodules import DataModule
-from graphbench.data.datamodules.config import datamodule_arguments
+from graphbench.data.datamodules.config import datamodule_from_config
 from graphbench.data.info import DatasetInfo
-from graphbench.data.samplers.config import sampler_argument
+from graphbench.data.samplers.config import build_sampler
 from graphbench.modules.budget import solve_width
 from graphbench.modules.layers.grand import INITIALIZATIONS, initialize
 from graphbench.modules.network import count_parameters
@@ -39,13 +39,11 @@ log = logging.getLogger(__name__)
 
 
 def build_datamodule(cfg: DictConfig) -> DataModule:
-    """The DataModule of ``cfg.dataset``: its level's DataModule with the keys it lists, its ``source``
-    node built as it is, the ``sampler`` group where it takes one (one-graph mini-batch sizes), and the
-    graph transform and PE (:mod:`graphbench.data.datamodules.config`)."""
+    """The DataModule of ``cfg.dataset``: its level's DataModule with the keys of its schema, its
+    ``source`` node built as it is (:mod:`graphbench.data.datamodules.config`), the ``sampler`` group
+    (one-graph mini-batch sizes), and the graph transform and PE."""
     pe_transform = dataset_transform(cfg)  # the graph transform (+transform=...), then the PE
-    return build(
-        datamodule_arguments(cfg.dataset), f"dataset '{cfg.dataset.name}'", pe_transform=pe_transform, **sampler_argument(cfg)
-    )
+    return datamodule_from_config(cfg.dataset, sampler=build_sampler(cfg.get("sampler")), pe_transform=pe_transform)
 
 
 def network_builder(cfg: DictConfig, info: DatasetInfo) -> Callable[[int], nn.Module]:

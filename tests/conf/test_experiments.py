@@ -9,7 +9,7 @@ import shlex
 import pytest
 from omegaconf import DictConfig, OmegaConf
 
-from graphbench.data.samplers.config import sampler_argument
+from graphbench.data.samplers.config import build_sampler
 from tests.conf.test_compose import composed
 from tests.paths import CONF
 
@@ -49,7 +49,7 @@ def test_sbm_large_sampler_commands_compose_and_build_their_samplers(hydra_conf:
         cfg = resolved(overrides)
         assert cfg.dataset.name == "sbm-large" and cfg.dataset.homophily == 0.6
         assert cfg.model.name in ("gcn", "sage") and cfg.model.num_layers == 2
-        sampler = sampler_argument(cfg)["sampler"]  # as build_datamodule builds it
+        sampler = build_sampler(cfg.sampler)  # as build_datamodule builds it
         samplers.setdefault(cfg.sampler.name, []).append((cfg.model.name, sampler, cfg.trainer.max_epochs))
     # six samplers for both models, then four denser subgraph samplers for SAGE; three seeds each
     assert len(commands) == 6 * 2 * 3 + 4 * 3

@@ -13,7 +13,8 @@ from omegaconf import DictConfig, OmegaConf, open_dict
 from torch_geometric.data import Batch, Data
 
 from graphbench.build import network_builder, network_width
-from graphbench.data.datamodules.config import datamodule_arguments
+from graphbench.data.datamodules import NodeLevelDataModule
+from graphbench.data.datamodules.schema import READ_ELSEWHERE
 from graphbench.data.info import DatasetInfo, FeatureSpec
 from graphbench.report.literature import paper_value
 from tests.paths import CONF
@@ -68,7 +69,7 @@ def test_recipe_applies_kipf_welling_on_cora() -> None:
     assert (cfg.optimizer.lr, cfg.optimizer.weight_decay, cfg.trainer.max_epochs) == (0.01, 5.0e-4, 200)
     assert cfg.dataset.split == "public" and cfg.dataset.normalize_features is True
     # the published values are the report's, not the DataModule's
-    assert "literature" in cfg.dataset and "literature" not in datamodule_arguments(cfg.dataset)
+    assert "literature" in cfg.dataset and "literature" in READ_ELSEWHERE and "literature" not in NodeLevelDataModule.keys()
 
 
 @pytest.mark.usefixtures("hydra_conf")

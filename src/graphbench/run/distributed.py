@@ -103,8 +103,8 @@ def cluster_plugins() -> list[ClusterEnvironment]:
 
 def portable_config(cfg: DictConfig) -> DictConfig:
     """``cfg`` for a process without Hydra: every value computed by a resolver (``${hydra:...}``,
-    ``${now:...}``) replaced by its value here; references between keys (``${dataset.name}``) stay,
-    since some readers look at them (:func:`graphbench.data.datamodules.config.source_knobs`)."""
+    ``${now:...}``) replaced by its value here; references between keys (``${dataset.name}``) stay
+    as they are."""
 
     def portable(node: Any, path: str) -> Any:
         if isinstance(node, dict):

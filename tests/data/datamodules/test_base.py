@@ -12,11 +12,15 @@ import torch
 from torch_geometric.data import Data
 
 from graphbench.data.datamodules import GraphLevelDataModule
+from graphbench.data.datamodules.schema import DatasetConfig, ManyGraphsConfig
 from graphbench.data.info import DataFacts, FeatureSpec
 from graphbench.data.io.raw_root import RawRoot
 from graphbench.data.sources.base import Source
 from graphbench.data.store.graph_store import GraphStore
 from graphbench.run.errors import ConfigError, DataError
+
+#: the protocol of the toy source
+TOY: dict[str, Any] = dict(task_type="binary", metric="accuracy", higher_is_better=True)
 
 
 class ToySource(Source):
@@ -35,17 +39,13 @@ class ToySource(Source):
         return GraphStore.from_list(graphs), {"train": torch.tensor([0, 1]), "val": torch.tensor([2]), "test": torch.tensor([2])}
 
 
-def make(tmp_path: Path, **kwargs: Any) -> GraphLevelDataModule:
+def make(tmp_path: Path, batch_on_device: Any = False, **keys: Any) -> GraphLevelDataModule:
+    """The toy source's DataModule: 4 graphs per batch, ``keys`` of its :class:`DatasetConfig` replaced."""
+    dataset = DatasetConfig(
+        **{"name": "toy", "data_dir": tmp_path, "cache_dir": tmp_path / "cache", **TOY, **keys}  # type: ignore[arg-type]
+    )
     return GraphLevelDataModule(
-        source=ToySource(),
-        name="toy",
-        data_dir=tmp_path,
-        cache_dir=tmp_path / "cache",
-        batch_size=4,
-        task_type="binary",
-        metric="accuracy",
-        higher_is_better=True,
-        **kwargs,
+        source=ToySource(), dataset=dataset, layout=ManyGraphsConfig(batch_size=4, batch_on_device=batch_on_device)
     )
 
 
@@ -85,13 +85,15 @@ def test_info_reads_no_data_facts_from_the_data_come_after_setup(tmp_path: Path)
     assert make(tmp_path).info.num_outputs == 1  # stated by the source
     dm = GraphLevelDataModule(
         source=DataReadingSource(),
-        name="toy",
-        data_dir=tmp_path,
-        cache_dir=tmp_path / "cache",
-        batch_size=4,
-        task_type="multiclass",
-        metric="accuracy",
-        higher_is_better=True,
+        dataset=DatasetConfig(
+            name="toy",
+            data_dir=tmp_path,
+            cache_dir=tmp_path / "cache",
+            task_type="multiclass",
+            metric="accuracy",
+            higher_is_better=True,
+        ),
+        layout=ManyGraphsConfig(batch_size=4),
     )
     with pytest.raises(DataError, match=r"toy: DataReadingSource reads its facts .* call setup\(\) before reading info"):
         _ = dm.info
@@ -111,24 +113,18 @@ def test_a_source_of_another_level_names_the_datamodule_to_use(tmp_path: Path) -
     ):
         GraphLevelDataModule(
             source=NodeToySource(),
-            name="toy",
-            data_dir=tmp_path,
-            cache_dir=tmp_path,
-            batch_size=4,
-            task_type="binary",
-            metric="accuracy",
-            higher_is_better=True,
+            dataset=DatasetConfig(
+                name="toy", data_dir=tmp_path, cache_dir=tmp_path, task_type="binary", metric="accuracy", higher_is_better=True
+            ),
+            layout=ManyGraphsConfig(batch_size=4),
         )
     with pytest.raises(ConfigError, match="must build a graphbench Source"):
         GraphLevelDataModule(
             source="toy",
-            name="toy",
-            data_dir=tmp_path,
-            cache_dir=tmp_path,
-            batch_size=4,  # type: ignore[arg-type]
-            task_type="binary",
-            metric="accuracy",
-            higher_is_better=True,
+            dataset=DatasetConfig(
+                name="toy", data_dir=tmp_path, cache_dir=tmp_path, task_type="binary", metric="accuracy", higher_is_better=True
+            ),
+            layout=ManyGraphsConfig(batch_size=4),
         )
 
 
@@ -143,13 +139,15 @@ def test_cache_is_keyed_by_source_parameters(tmp_path: Path) -> None:
     for size in (1, 2, 2):
         GraphLevelDataModule(
             source=Sized(size),
-            name="toy",
-            data_dir=tmp_path,
-            cache_dir=tmp_path / "cache",
-            batch_size=4,
-            task_type="binary",
-            metric="accuracy",
-            higher_is_better=True,
+            dataset=DatasetConfig(
+                name="toy",
+                data_dir=tmp_path,
+                cache_dir=tmp_path / "cache",
+                task_type="binary",
+                metric="accuracy",
+                higher_is_better=True,
+            ),
+            layout=ManyGraphsConfig(batch_size=4),
         ).setup()
     assert len(list((tmp_path / "cache").glob("toy-*.pt"))) == 2
 
@@ -191,13 +189,15 @@ class NoTestSplit(ToySource):
 def test_a_missing_split_is_a_data_error(tmp_path: Path) -> None:
     dm = GraphLevelDataModule(
         source=NoTestSplit(),
-        name="toy",
-        data_dir=tmp_path,
-        cache_dir=tmp_path / "cache",
-        batch_size=4,
-        task_type="binary",
-        metric="accuracy",
-        higher_is_better=True,
+        dataset=DatasetConfig(
+            name="toy",
+            data_dir=tmp_path,
+            cache_dir=tmp_path / "cache",
+            task_type="binary",
+            metric="accuracy",
+            higher_is_better=True,
+        ),
+        layout=ManyGraphsConfig(batch_size=4),
     )
     with pytest.raises(DataError, match=r"^toy: split 'test' missing; found \['train', 'val'\]$"):
         dm.setup()

@@ -10,6 +10,7 @@ import torch
 from torch_geometric.data import Data
 
 from graphbench.data.datamodules import GraphLevelDataModule
+from graphbench.data.datamodules.schema import DatasetConfig, ManyGraphsConfig
 from graphbench.data.io.raw_root import RawRoot
 from graphbench.data.sources.base import OneGraphNodeSource
 from graphbench.run.errors import ConfigError
@@ -59,12 +60,9 @@ def test_one_graph_is_refused(tmp_path: Path) -> None:
     with pytest.raises(ConfigError, match=r"^dataset 'one': OneGraph ships one graph; graph-level tasks need many graphs$"):
         GraphLevelDataModule(
             source=OneGraph(),
-            name="one",
-            data_dir=tmp_path,
-            cache_dir=tmp_path,
-            batch_size=4,
-            task_type="binary",
-            metric="accuracy",
-            higher_is_better=True,
+            dataset=DatasetConfig(
+                name="one", data_dir=tmp_path, cache_dir=tmp_path, task_type="binary", metric="accuracy", higher_is_better=True
+            ),
+            layout=ManyGraphsConfig(batch_size=4),
         )
     assert make(tmp_path, batch_on_device=True).batch_on_device

@@ -11,7 +11,9 @@ import pytest
 import torch
 
 from graphbench.data.datamodules import LinkLevelDataModule
-from graphbench.data.samplers import FullBatch
+from graphbench.data.datamodules.config import datamodule_from_keys
+from graphbench.data.datamodules.schema import DatasetConfig
+from graphbench.data.samplers import FullBatch, Sampler
 from graphbench.run.errors import ConfigError
 from tests.data.datamodules.test_node_level import COMMON, MANY, Paths
 from tests.data.datamodules.test_one_graph import RING, RingPairs
@@ -23,8 +25,9 @@ class PairsInGraphs(Paths):
     level = "link"
 
 
-def many_dm(tmp_path: Path, **kwargs: Any) -> LinkLevelDataModule:
-    return LinkLevelDataModule(source=PairsInGraphs(), name="toy", data_dir=tmp_path, cache_dir=tmp_path, **COMMON, **kwargs)
+def many_dm(tmp_path: Path, sampler: Sampler | None = None, **keys: Any) -> LinkLevelDataModule:
+    keys = dict(name="toy", data_dir=tmp_path, cache_dir=tmp_path, **COMMON, **keys)
+    return datamodule_from_keys(LinkLevelDataModule, PairsInGraphs(), keys, sampler=sampler)
 
 
 @pytest.mark.parametrize("option", [{"eval_batch_size": 8}, {"use_val_edges_as_input": True}])
@@ -46,9 +49,8 @@ def test_many_graphs_take_the_full_sampler_without_a_batch_size(tmp_path: Path) 
 
 def test_one_graph_exposes_its_graph_and_split_pairs_once_set_up(tmp_path: Path) -> None:
     sampler = FullBatch(batch_size=2)
-    dm = LinkLevelDataModule(
-        source=RingPairs(), name="ring", data_dir=tmp_path, cache_dir=tmp_path / "cache", sampler=sampler, **COMMON
-    )
+    dataset = DatasetConfig(name="ring", data_dir=tmp_path, cache_dir=tmp_path / "cache", **COMMON)
+    dm = LinkLevelDataModule(source=RingPairs(), dataset=dataset, sampler=sampler)
     assert dm.batch_size is None and dm.sampler is sampler and dm.graph is None
     dm.setup()
     assert dm.graph is not None and torch.equal(dm.graph.edge_index, RING[:, :5])

@@ -11,6 +11,7 @@ import torch
 from torch_geometric.data import Data
 
 from graphbench.data.datamodules.many_graphs import ManyGraphs, many_graphs_layout
+from graphbench.data.datamodules.schema import ManyGraphsConfig
 from graphbench.data.samplers import ClusterGCN, FullBatch
 from graphbench.data.store.graph_store import GraphStore
 from graphbench.run.errors import ConfigError
@@ -47,11 +48,23 @@ def test_loaders_batch_the_splits_graphs() -> None:
     assert train.num_graphs == 2 and train.n_id.tolist() == [0, 1, 2, 3, 4]
 
 
-def test_node_and_link_data_of_many_graphs_take_the_full_sampler_only() -> None:
-    assert many_graphs_layout("pattern", 4, False, FullBatch(), label_nodes=True).label_nodes
+def test_many_graphs_take_the_full_sampler_only_and_batch_on_the_device_at_graph_level() -> None:
+    assert many_graphs_layout("pattern", ManyGraphsConfig(batch_size=4), FullBatch(), level="node").label_nodes
     with pytest.raises(ConfigError, match=r"^sampler=cluster_gcn applies to one-graph datasets; tsp is split by graphs"):
-        many_graphs_layout("tsp", 4, False, ClusterGCN(num_parts=2, parts_per_batch=1), label_nodes=False)
+        many_graphs_layout("tsp", ManyGraphsConfig(batch_size=4), ClusterGCN(num_parts=2, parts_per_batch=1), level="link")
+    with pytest.raises(ConfigError, match=r"^sampler=cluster_gcn applies to one-graph datasets; zinc is split by graphs"):
+        many_graphs_layout("zinc", ManyGraphsConfig(batch_size=4), ClusterGCN(num_parts=2, parts_per_batch=1), level="graph")
     with pytest.raises(
         ConfigError, match=r"^dataset.batch_on_device=true gathers graph-level mini-batches on the device; tsp is not"
     ):
-        many_graphs_layout("tsp", 4, True, None, label_nodes=False)
+        many_graphs_layout("tsp", ManyGraphsConfig(batch_size=4, batch_on_device=True), None, level="link")
+    on_device = many_graphs_layout("zinc", ManyGraphsConfig(batch_size=4, batch_on_device=True), None, level="graph")
+    assert on_device.batch_on_device and not on_device.label_nodes and on_device.pad_to == "none"
+    with pytest.raises(ConfigError, match=r"^dataset 'zinc' has many graphs: set dataset.batch_size \(graphs per batch\)$"):
+        many_graphs_layout("zinc", ManyGraphsConfig(), None, level="graph")
+
+
+def test_pad_to_is_one_of_its_choices() -> None:
+    assert ManyGraphs(batch_size=2, pad_to="buckets").pad_to == "buckets"
+    with pytest.raises(ConfigError, match=r"^dataset.pad_to='fixed' is not one of \['none', 'buckets'\]$"):
+        ManyGraphs(batch_size=2, pad_to="fixed")

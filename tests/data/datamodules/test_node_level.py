@@ -13,9 +13,10 @@ import torch
 from torch_geometric.data import Batch, Data
 
 from graphbench.data.datamodules import NodeLevelDataModule
+from graphbench.data.datamodules.config import datamodule_from_keys
 from graphbench.data.info import DataFacts, FeatureSpec
 from graphbench.data.io.raw_root import RawRoot
-from graphbench.data.samplers import FullBatch, NeighborSampling
+from graphbench.data.samplers import FullBatch, NeighborSampling, Sampler
 from graphbench.data.sources.base import OneGraphNodeSource, Source
 from graphbench.data.store.collate import collate
 from graphbench.data.store.graph_store import GraphStore
@@ -58,8 +59,9 @@ class Triangle(OneGraphNodeSource):
         )
 
 
-def node_dm(source: Source, tmp_path: Path, **kwargs: Any) -> NodeLevelDataModule:
-    return NodeLevelDataModule(source=source, name="toy", data_dir=tmp_path, cache_dir=tmp_path / "cache", **COMMON, **kwargs)
+def node_dm(source: Source, tmp_path: Path, sampler: Sampler | None = None, **keys: Any) -> NodeLevelDataModule:
+    keys = dict(name="toy", data_dir=tmp_path, cache_dir=tmp_path / "cache", **COMMON, **keys)
+    return datamodule_from_keys(NodeLevelDataModule, source, keys, sampler=sampler)
 
 
 def test_nodes_of_many_graphs_are_masked_and_numbered_per_split(tmp_path: Path) -> None:

@@ -13,10 +13,11 @@ import torch
 from torch_geometric.data import Data
 
 from graphbench.data.datamodules import LinkLevelDataModule, NodeLevelDataModule
+from graphbench.data.datamodules.config import datamodule_from_keys
 from graphbench.data.datamodules.one_graph import OneGraphLinks, OneGraphNodes
 from graphbench.data.info import DataFacts, FeatureSpec
 from graphbench.data.io.raw_root import RawRoot
-from graphbench.data.samplers import FullBatch, NeighborSampling
+from graphbench.data.samplers import FullBatch, NeighborSampling, Sampler
 from graphbench.data.sources.base import OneGraphNodeSource, Source
 from graphbench.data.store.graph_store import GraphStore
 from graphbench.data.store.sharding import Shard
@@ -64,16 +65,14 @@ class RingPairs(Source):
         return GraphStore.from_list([graph]), {split: one for split in SPLITS}
 
 
-def link_dm(tmp_path: Path, **kwargs: Any) -> LinkLevelDataModule:
-    return LinkLevelDataModule(
-        source=RingPairs(), name="ring", data_dir=tmp_path, cache_dir=tmp_path / "cache", **COMMON, **kwargs
-    )
+def link_dm(tmp_path: Path, sampler: Sampler | None = None, **keys: Any) -> LinkLevelDataModule:
+    keys = dict(name="ring", data_dir=tmp_path, cache_dir=tmp_path / "cache", **COMMON, **keys)
+    return datamodule_from_keys(LinkLevelDataModule, RingPairs(), keys, sampler=sampler)
 
 
-def node_dm(tmp_path: Path, **kwargs: Any) -> NodeLevelDataModule:
-    return NodeLevelDataModule(
-        source=Hexagon(), name="hexagon", data_dir=tmp_path, cache_dir=tmp_path / "cache", **COMMON, **kwargs
-    )
+def node_dm(tmp_path: Path, sampler: Sampler | None = None, **keys: Any) -> NodeLevelDataModule:
+    keys = dict(name="hexagon", data_dir=tmp_path, cache_dir=tmp_path / "cache", **COMMON, **keys)
+    return datamodule_from_keys(NodeLevelDataModule, Hexagon(), keys, sampler=sampler)
 
 
 def test_node_and_link_samplers_get_the_same_context_with_shard_and_seed(tmp_path: Path) -> None:

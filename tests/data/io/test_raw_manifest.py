@@ -15,6 +15,7 @@ import pytest
 import torch
 
 from graphbench.data.datamodules import NodeLevelDataModule
+from graphbench.data.datamodules.schema import DatasetConfig
 from graphbench.data.io import raw_manifest
 from graphbench.data.io.raw_files import RawFile, md5sum
 from graphbench.data.io.raw_manifest import RACY_NS, RawManifest, load_or_build_from_raw
@@ -189,12 +190,14 @@ def test_texas_is_rebuilt_after_one_raw_byte_changed(tmp_path: Path) -> None:
     def setup(data_dir: Path) -> NodeLevelDataModule:
         module = NodeLevelDataModule(
             source=GeomGCN(name="texas"),
-            name="texas",
-            data_dir=data_dir,
-            cache_dir=tmp_path / "cache",
-            task_type="multiclass",
-            metric="accuracy",
-            higher_is_better=True,
+            dataset=DatasetConfig(
+                name="texas",
+                data_dir=data_dir,
+                cache_dir=tmp_path / "cache",
+                task_type="multiclass",
+                metric="accuracy",
+                higher_is_better=True,
+            ),
         )
         module.setup()
         return module
@@ -282,12 +285,14 @@ def test_a_datamodule_names_the_md5_of_every_raw_file_it_read(tmp_path: Path) ->
     shutil.copytree(real_data_root() / "WebKB" / "texas", data / "WebKB" / "texas")
     module = NodeLevelDataModule(
         source=GeomGCN(name="texas"),
-        name="texas",
-        data_dir=data,
-        cache_dir=tmp_path / "cache",
-        task_type="multiclass",
-        metric="accuracy",
-        higher_is_better=True,
+        dataset=DatasetConfig(
+            name="texas",
+            data_dir=data,
+            cache_dir=tmp_path / "cache",
+            task_type="multiclass",
+            metric="accuracy",
+            higher_is_better=True,
+        ),
     )
     with pytest.raises(DataError, match=r"^texas: call prepare_data\(\) or setup\(\) before raw_file_md5s\(\)$"):
         module.raw_file_md5s()

@@ -5,9 +5,8 @@ the device transfer. How the data is split and batched is its :class:`Layout`'s
 
 from __future__ import annotations
 
-import os
 from pathlib import Path
-from typing import Any, ClassVar, Protocol
+from typing import Any, ClassVar, Protocol, TypeVar
 
 import lightning as L
 import torch
@@ -16,6 +15,7 @@ from torch.utils.data import DataLoader
 from torch_geometric.data import Data
 from torch_geometric.transforms import BaseTransform
 
+from graphbench.data.datamodules.schema import FEATURE_NORMS, DatasetConfig, LayoutConfig, key_names
 from graphbench.data.info import DatasetInfo, Level
 from graphbench.data.io.raw_manifest import RawManifest, load_or_build_from_raw
 from graphbench.data.io.raw_root import RawRoot
@@ -29,25 +29,6 @@ from graphbench.data.store.sharding import Shard
 from graphbench.run.errors import ConfigError, DataError
 from graphbench.run.record import SPLITS
 from graphbench.transforms.channelwise import ChannelwiseNorm
-
-#: input-feature normalizations: ``channelwise`` standardizes every dense node/edge feature channel
-#: with training-split mean and std (the LRGB reassessment, Tönshoff et al. 2023, on superpixels)
-FEATURE_NORMS: tuple[str, ...] = ("none", "channelwise")
-
-#: the keys of a dataset node that every DataModule takes (its own; a level adds its layouts' keys)
-COMMON_KEYS: tuple[str, ...] = (
-    "name",
-    "data_dir",
-    "cache_dir",
-    "num_workers",
-    "task_type",
-    "metric",
-    "higher_is_better",
-    "split",
-    "provenance",
-    "download",
-    "feature_norm",
-)
 
 
 class Layout(Protocol):
@@ -77,11 +58,16 @@ class Layout(Protocol):
         """Raises a :class:`ConfigError` when the data cannot be split over ``world_size`` processes."""
 
 
+#: a layout schema (:data:`~graphbench.data.datamodules.schema.LayoutConfig`'s classes)
+Schema = TypeVar("Schema", bound=LayoutConfig)
+
+
 class DataModule(L.LightningDataModule):
     r"""The DataModule of one task level (:attr:`level`), holding the data's :class:`Layout`.
 
     The data comes from ``source`` (a :class:`~graphbench.data.sources.base.Source`: raw files ->
-    collated store + split indices); the DataModule owns everything around it:
+    collated store + split indices); the DataModule owns everything around it, as ``dataset`` (a
+    :class:`~graphbench.data.datamodules.schema.DatasetConfig`) configures it:
 
     - the processed-data cache in ``cache_dir`` (written atomically, under a lock), keyed by the
       source's class, version, :meth:`~Source.cache_params` and the MD5s of the raw files its build
@@ -94,48 +80,37 @@ class DataModule(L.LightningDataModule):
     - ``feature_norm``: ``channelwise`` standardizes dense features with training-split statistics;
     - ``num_workers`` loader processes, and the transfer of batches to the training device.
 
-    How the data is split and batched belongs to ``layout``, which the level's DataModule chooses
-    once, from ``source.one_graph``: many graphs in mini-batches of ``dataset.batch_size`` graphs
-    (:class:`~graphbench.data.datamodules.many_graphs.ManyGraphs`), or one graph batched by a
-    ``sampler`` (:mod:`~graphbench.data.datamodules.one_graph`).
+    How the data is split and batched belongs to its layout, which the level's DataModule chooses
+    once, from ``source.one_graph``, and configures with ``layout`` (one of :attr:`layouts`; ``None``:
+    that schema's defaults): many graphs in mini-batches of ``batch_size`` graphs
+    (:class:`~graphbench.data.datamodules.many_graphs.ManyGraphs`), or one graph batched by
+    ``sampler`` (:mod:`~graphbench.data.datamodules.one_graph`; many graphs take the full sampler only).
 
     :attr:`info` joins the YAML's protocol (``task_type``, ``metric``, ``higher_is_better``) with the
     source's facts. Facts a source knows without data are available right away; facts it reads from
     the data (e.g. the number of classes of a TU dataset) only after :meth:`setup`.
     ``split`` and ``provenance`` describe the dataset for people (a one-graph node layout reads
     ``split``).
-
-    :attr:`config_keys` lists the keys of a dataset node this class takes (the explicit mapping of
-    :mod:`graphbench.data.datamodules.config`).
     """
 
     #: the task level of the sources this DataModule serves
     level: ClassVar[Level]
-    #: the keys of the dataset node this DataModule takes (besides ``source``)
-    config_keys: ClassVar[tuple[str, ...]]
-    #: whether it takes the ``sampler`` config group (one-graph layouts batch with it)
-    takes_sampler: ClassVar[bool] = False
-    #: how the data is split and batched, chosen once by the level's constructor
+    #: the layout schemas of the data it serves; ``source.one_graph`` picks one (its ``one_graph``)
+    layouts: ClassVar[tuple[type[LayoutConfig], ...]]
+    #: how the data is split and batched, chosen once by :meth:`make_layout`
     _layout: Layout
 
     def __init__(
         self,
         *,
         source: Source,
-        name: str,
-        data_dir: str | os.PathLike,
-        cache_dir: str | os.PathLike,
-        num_workers: int = 0,
-        task_type: str,
-        metric: str,
-        higher_is_better: bool,
+        dataset: DatasetConfig,
+        layout: LayoutConfig | None = None,
+        sampler: Sampler | None = None,
         pe_transform: BaseTransform | None = None,
-        split: str = "official",
-        provenance: str = "",
-        download: bool = False,
-        feature_norm: str = "none",
     ) -> None:
         super().__init__()
+        name = dataset.name
         if not isinstance(source, Source):
             raise ConfigError(f"dataset.source must build a graphbench Source, got {type(source).__name__}")
         if source.level != self.level:
@@ -143,22 +118,24 @@ class DataModule(L.LightningDataModule):
                 f"dataset '{name}': its source {type(source).__name__} is {source.level}-level, but {type(self).__name__} serves "
                 f"{self.level}-level sources; set dataset._target_ to the {source.level}-level DataModule"
             )
-        if not isinstance(num_workers, int) or num_workers < 0:
-            raise ConfigError(f"dataset.num_workers must be a non-negative integer, got {num_workers!r}")
-        if feature_norm not in FEATURE_NORMS:
-            raise ConfigError(f"dataset.feature_norm={feature_norm!r} is not one of {list(FEATURE_NORMS)}")
+        if isinstance(dataset.num_workers, bool) or not isinstance(dataset.num_workers, int) or dataset.num_workers < 0:
+            raise ConfigError(f"dataset.num_workers must be a non-negative integer, got {dataset.num_workers!r}")
+        if dataset.feature_norm not in FEATURE_NORMS:
+            raise ConfigError(f"dataset.feature_norm={dataset.feature_norm!r} is not one of {list(FEATURE_NORMS)}")
+        #: the dataset's keys, as the DataModule was given them
+        self.dataset_config = dataset
         self.source = source
         self.name = name
-        self.raw = RawRoot(data_dir, download)
-        self.cache_dir = Path(cache_dir)
-        self.num_workers = num_workers
+        self.raw = RawRoot(dataset.data_dir, dataset.download)
+        self.cache_dir = Path(dataset.cache_dir)
+        self.num_workers = dataset.num_workers
         self.pe_transform = pe_transform
-        self.task_type = task_type
-        self.metric = metric
-        self.higher_is_better = higher_is_better
-        self.split = split
-        self.provenance = provenance
-        self.feature_norm = feature_norm
+        self.task_type = dataset.task_type
+        self.metric = dataset.metric
+        self.higher_is_better = dataset.higher_is_better
+        self.split = dataset.split or "official"
+        self.provenance = dataset.provenance
+        self.feature_norm = dataset.feature_norm
         self._on_device: dict[torch.device, DeviceStore] = {}
         self.dataset: GraphStore | None = None
         self.splits: dict[str, Tensor] = {}
@@ -166,6 +143,29 @@ class DataModule(L.LightningDataModule):
         self._raw_key: str | None = None
         #: the record of those raw files (set by _processed, read by raw_file_md5s)
         self._raw_record: Path | None = None
+        self._layout = self.make_layout(layout, sampler)
+
+    @classmethod
+    def keys(cls) -> tuple[str, ...]:
+        """The keys of a dataset node this DataModule takes: every DataModule's, then its layouts'."""
+        layout_keys = (key for schema in cls.layouts for key in key_names(schema))
+        return (*key_names(DatasetConfig), *dict.fromkeys(layout_keys))
+
+    def make_layout(self, layout: LayoutConfig | None, sampler: Sampler | None) -> Layout:
+        """The layout of :attr:`source`'s data, configured by ``layout`` (the level's choice)."""
+        raise NotImplementedError
+
+    def layout_of(self, schema: type[Schema], layout: LayoutConfig | None) -> Schema:
+        """``layout`` when it is a ``schema``; otherwise that schema's defaults, unless ``layout`` (the
+        schema of data that :attr:`source` does not ship) sets a key: that key's refusal."""
+        if isinstance(layout, schema):
+            return layout
+        if layout is not None:
+            defaults = type(layout)()
+            changed = [key for key in key_names(layout) if getattr(layout, key) != getattr(defaults, key)]
+            if changed:
+                raise ConfigError(type(layout).refusal(changed[0], getattr(layout, changed[0]), self.name))
+        return schema()
 
     @property
     def layout(self) -> Layout:

@@ -1,39 +1,43 @@
-"""How a dataset node of the config becomes a DataModule (the scheme of ``conf/dataset/*.yaml``), by
-an explicit mapping of keys to the objects that own them:
+"""How a dataset node of the config (``conf/dataset/*.yaml``) becomes a DataModule, by its schema
+(:mod:`graphbench.data.datamodules.schema`):
 
-- ``_target_`` names the level's DataModule class; its :attr:`~DataModule.config_keys` list the keys it
-  takes: every DataModule's (:data:`~graphbench.data.datamodules.base.COMMON_KEYS`), then its layouts'
-  (:data:`~graphbench.data.datamodules.many_graphs.MANY_GRAPHS_KEYS`: ``batch_size`` graphs per batch,
-  ``batch_on_device``; :data:`~graphbench.data.datamodules.one_graph.ONE_GRAPH_NODE_KEYS`,
-  :data:`~graphbench.data.datamodules.one_graph.ONE_GRAPH_LINK_KEYS`). The DataModule hands each
-  layout its keys, and names a key that its data's layout does not take in one line.
-- ``source:`` is built as it is (``hydra.utils.instantiate``). Its knobs stay flat keys of
-  ``dataset`` that the user sets (``dataset.split_index=3``), and the source reads them by
-  interpolation (``split_index: ${dataset.split_index}``); a knob the DataModule lists too (``name``,
-  syn-cora's ``split_seed``) reaches both.
-- :data:`READ_ELSEWHERE`: keys that other parts of the platform read.
+- ``_target_`` names the level's DataModule class; its :meth:`~DataModule.keys` are the keys every
+  DataModule takes (:class:`~graphbench.data.datamodules.schema.DatasetConfig`), then those of its
+  layouts (:attr:`~DataModule.layouts`);
+- ``source:`` is built as it is (``hydra.utils.instantiate``). Each of its arguments reads the flat key
+  of its name (``split_index: ${dataset.split_index}``), so the source's knobs are the keys of its
+  node, set by the user as ``dataset.split_index=3``; a knob the DataModule takes too (``name``,
+  syn-cora's ``split_seed``) reaches both;
+- :data:`~graphbench.data.datamodules.schema.READ_ELSEWHERE`: keys that other parts of the platform read.
 
-A flat key that none of them reads (:func:`unread_keys`) is one clear :class:`ConfigError`.
-- the ``sampler`` config group reaches only the DataModules that take one
-  (:mod:`graphbench.data.samplers.config`); the mini-batch sizes of one-graph datasets are its keys.
+Any other key is one clear :class:`ConfigError` (:func:`unknown_keys`). The DataModule's keys are
+typed by their schema (a value of the wrong type is one line, too); the source's ``one_graph`` picks
+the layout whose keys the DataModule gets, and a key of the level's other layout set for this data is
+that layout's refusal (``dataset.batch_size`` for one graph).
 """
 
 from __future__ import annotations
 
-import re
-from collections.abc import Iterator
-from typing import Any
+import difflib
+from dataclasses import replace
+from typing import Any, TypeVar
 
 from hydra.utils import get_class
 from omegaconf import DictConfig, OmegaConf
+from omegaconf.errors import OmegaConfBaseException
+from torch_geometric.transforms import BaseTransform
 
+from graphbench.config.instantiate import build
 from graphbench.data.datamodules.base import DataModule
+from graphbench.data.datamodules.schema import READ_ELSEWHERE, DatasetConfig, LayoutConfig, key_names
+from graphbench.data.samplers.base import Sampler
+from graphbench.data.sources.base import Source
 from graphbench.run.errors import ConfigError
 
-#: keys of the dataset node that are not DataModule arguments: ``module`` configures the task module,
-#: ``literature`` lists published values for the report's paper column (graphbench.report.literature),
-#: ``fold_key`` names the keys besides ``split_index`` that index a fold (graphbench.report.collect.fold_names)
-READ_ELSEWHERE: tuple[str, ...] = ("module", "literature", "fold_key")
+#: a schema dataclass
+Schema = TypeVar("Schema")
+#: a DataModule class
+Module = TypeVar("Module", bound=DataModule)
 
 
 def datamodule_class(dataset: DictConfig) -> type[DataModule]:
@@ -51,76 +55,99 @@ def datamodule_class(dataset: DictConfig) -> type[DataModule]:
     return cls
 
 
-def source_knobs(dataset: DictConfig) -> set[str]:
-    """The flat keys of ``dataset`` that its ``source`` node interpolates, read from the source's
-    unresolved strings: ``${dataset.key}``, a relative ``${...key}`` that climbs to the dataset node, or
-    either as a resolver's argument (``${oc.select:dataset.key,0}``). A key read through another key
-    (``label: ${dataset.tag}``, the source reading ``${dataset.label}``) counts as ``label`` only."""
+def source_knobs(dataset: DictConfig) -> tuple[str, ...]:
+    """The flat keys of ``dataset`` that its ``source`` reads: the arguments its node names."""
     source = dataset.get("source")
-    if not isinstance(source, DictConfig):
-        return set()
-    flat = {key for key in dataset if key not in ("_target_", "source")}
-    raw = OmegaConf.to_container(source, resolve=False)
-    return {key for key in _interpolated(raw, ("source",)) if key in flat}
+    return tuple(str(key) for key in source if key != "_target_") if isinstance(source, DictConfig) else ()
 
 
-def _interpolated(value: Any, path: tuple[str, ...]) -> Iterator[str]:
-    """The dataset-level keys that the strings in ``value`` (found at ``path`` below the dataset node;
-    the key of a string included) interpolate."""
-    if isinstance(value, dict):
-        for key, item in value.items():
-            yield from _interpolated(item, (*path, str(key)))
-    elif isinstance(value, list):
-        for index, item in enumerate(value):
-            yield from _interpolated(item, (*path, str(index)))
-    elif isinstance(value, str):
-        for body in INTERPOLATION.findall(value):
-            for reference in body.split(":", 1)[-1].split(","):
-                key = _dataset_key(reference.strip(), path[:-1])
-                if key is not None:
-                    yield key
+def unknown_keys(dataset: DictConfig, cls: type[DataModule]) -> list[str]:
+    """The flat keys of ``dataset`` that no schema names: not ``cls``'s keys, not its source's knobs,
+    not :data:`READ_ELSEWHERE`."""
+    known = {"_target_", "source", *cls.keys(), *source_knobs(dataset), *READ_ELSEWHERE}
+    return [str(key) for key in dataset if key not in known]
 
 
-#: the body of an interpolation without nested ones: ``dataset.name`` in ``${dataset.name}``
-INTERPOLATION = re.compile(r"\$\{([^${}]+)\}")
-
-
-def _dataset_key(reference: str, node: tuple[str, ...]) -> str | None:
-    """The dataset-level key that ``reference`` names from inside ``node`` (a path below the dataset
-    node), or ``None``: ``dataset.k`` absolutely, or ``.k``, ``..k``, ... climbing one node per dot
-    after the first."""
-    if reference.startswith("dataset."):
-        return reference.split(".")[1]
-    dots = len(reference) - len(reference.lstrip("."))
-    if dots == 0 or dots - 1 != len(node):
-        return None
-    return reference[dots:].split(".")[0] or None
-
-
-def unread_keys(dataset: DictConfig, cls: type[DataModule]) -> list[str]:
-    """The flat keys of ``dataset`` that nothing reads: not ``cls``'s, not the source's, not
-    :data:`READ_ELSEWHERE`."""
-    known = {"_target_", "source", *cls.config_keys, *READ_ELSEWHERE}
-    left = [key for key in dataset if key not in known]
-    if not left:
-        return []
+def unknown_key_message(key: str, dataset: DictConfig, cls: type[DataModule]) -> str:
+    """One line naming the unknown ``key`` of ``dataset``, the closest valid one and every valid key."""
     knobs = source_knobs(dataset)
-    return [key for key in left if key not in knobs]
+    close = difflib.get_close_matches(key, [*cls.keys(), *knobs, *READ_ELSEWHERE], n=1, cutoff=0.6)
+    hint = f" (did you mean {close[0]}?)" if close else ""
+    return (
+        f"dataset.{key} is not a key of dataset '{dataset.get('name')}'{hint}: {cls.__name__} takes {', '.join(cls.keys())}; "
+        f"its source takes {', '.join(knobs) or 'no knobs'}; read elsewhere: {', '.join(READ_ELSEWHERE)}"
+    )
 
 
-def datamodule_arguments(dataset: DictConfig) -> dict[str, Any]:
-    """``_target_``, ``source`` (a node with ``_target_`` that ``instantiate`` builds first) and the
-    resolved values of the keys the DataModule class lists (:attr:`DataModule.config_keys`)."""
+def typed(schema: type[Schema], values: dict[str, Any], name: str) -> Schema:
+    """``schema`` holding ``values`` (a ``null`` value: the schema's default), typed by OmegaConf's
+    structured config: a missing key or a value of the wrong type is one :class:`ConfigError`."""
+    given = {key: value for key, value in values.items() if value is not None}
+    try:
+        config = OmegaConf.to_object(OmegaConf.merge(OmegaConf.structured(schema), given))
+    except OmegaConfBaseException as exc:
+        key = exc.full_key
+        if key not in given:
+            raise ConfigError(f"dataset '{name}' has no {key}: every DataModule takes {', '.join(key_names(schema))}") from None
+        raise ConfigError(f"dataset.{key}={given[key]!r} is not valid: {str(exc).splitlines()[0]}") from None
+    # OmegaConf hands a tuple-typed key (split_fractions) back as a list
+    lists = {key: tuple(value) for key, value in vars(config).items() if isinstance(value, list)}
+    return replace(config, **lists)  # type: ignore[type-var, return-value]
+
+
+def layout_config(cls: type[DataModule], one_graph: bool, values: dict[str, Any], name: str) -> LayoutConfig | None:
+    """The layout config of ``cls``'s data (one graph or many, ``one_graph``) from ``values`` (the
+    resolved dataset node); ``None`` when ``cls`` takes no such data (it refuses it). A key of another
+    of ``cls``'s layouts that ``values`` sets is that layout's refusal."""
+    chosen = None
+    for schema in cls.layouts:
+        if schema.one_graph == one_graph:
+            chosen = schema
+            continue
+        given = [key for key in schema.given(values) if key in values]
+        if given:
+            raise ConfigError(schema.refusal(given[0], values[given[0]], name))
+    if chosen is None:
+        return None
+    return typed(chosen, {key: values[key] for key in key_names(chosen) if key in values}, name)
+
+
+def datamodule_from_keys(
+    cls: type[Module],
+    source: Source,
+    values: dict[str, Any],
+    *,
+    sampler: Sampler | None = None,
+    pe_transform: BaseTransform | None = None,
+) -> Module:
+    """``cls`` on ``source``, given the flat keys ``values`` (``cls``'s :meth:`~DataModule.keys` only)
+    sorted into its schema: :class:`DatasetConfig` and the layout of the source's data."""
+    name = str(values.get("name"))
+    unknown = [key for key in values if key not in cls.keys()]
+    if unknown:
+        raise ConfigError(f"dataset.{unknown[0]} is not a key of {cls.__name__}, which takes {', '.join(cls.keys())}")
+    if not isinstance(source, Source):
+        raise ConfigError(f"dataset.source must build a graphbench Source, got {type(source).__name__}")
+    config = typed(DatasetConfig, {key: values[key] for key in key_names(DatasetConfig) if key in values}, name)
+    layout = layout_config(cls, source.one_graph, values, name)
+    return cls(source=source, dataset=config, layout=layout, sampler=sampler, pe_transform=pe_transform)
+
+
+def datamodule_from_config(
+    dataset: DictConfig, *, sampler: Sampler | None = None, pe_transform: BaseTransform | None = None
+) -> DataModule:
+    """The DataModule of the dataset node ``dataset``: its ``_target_``'s class on the built ``source``,
+    given the node's keys (:func:`datamodule_from_keys`), ``sampler`` and ``pe_transform``. A key that
+    no schema names is one clear error (:func:`unknown_keys`)."""
+    name = str(dataset.get("name"))
     if "source" not in dataset:
-        raise ConfigError(f"dataset '{dataset.get('name')}' has no source node; add `source:` with the dataset source's _target_")
+        raise ConfigError(f"dataset '{name}' has no source node; add `source:` with the dataset source's _target_")
     cls = datamodule_class(dataset)
-    unread = unread_keys(dataset, cls)
-    if unread:
-        raise ConfigError(
-            f"dataset.{unread[0]} is read by nothing: it is not a key of {cls.__name__} ({', '.join(cls.config_keys)}), "
-            f"nor read by dataset.source, nor one of {list(READ_ELSEWHERE)}; remove it or fix its name"
-        )
-    resolved = OmegaConf.to_container(dataset, resolve=True)
-    assert isinstance(resolved, dict)
-    taken = {key: resolved[key] for key in cls.config_keys if key in resolved}
-    return {"_target_": resolved["_target_"], "source": resolved["source"], **taken}
+    unknown = unknown_keys(dataset, cls)
+    if unknown:
+        raise ConfigError(unknown_key_message(unknown[0], dataset, cls))
+    values = OmegaConf.to_container(dataset, resolve=True)
+    assert isinstance(values, dict)
+    source = build(values["source"], f"dataset '{name}': its source")
+    keys = {key: values[key] for key in cls.keys() if key in values}
+    return datamodule_from_keys(cls, source, keys, sampler=sampler, pe_transform=pe_transform)

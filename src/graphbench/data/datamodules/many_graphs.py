@@ -8,6 +8,8 @@ import torch
 from torch import Tensor
 from torch.utils.data import DataLoader
 
+from graphbench.data.datamodules.schema import PAD_TO, ManyGraphsConfig
+from graphbench.data.info import Level
 from graphbench.data.samplers.base import FullBatch, Sampler
 from graphbench.data.store.graph_store import GraphStore
 from graphbench.data.store.loader import graph_loader
@@ -15,9 +17,6 @@ from graphbench.run.errors import ConfigError
 
 if TYPE_CHECKING:
     from graphbench.data.datamodules.base import DataModule
-
-#: the keys of a dataset node that the many-graph layout takes
-MANY_GRAPHS_KEYS: tuple[str, ...] = ("batch_size", "batch_on_device")
 
 
 class ManyGraphs:
@@ -33,16 +32,22 @@ class ManyGraphs:
 
     ``label_nodes`` (node level): the nodes of a split's graphs carry an all-true ``{split}_mask`` and
     ``n_id``, their position in the whole dataset (so that predictions of different graphs never
-    share an index).
+    share an index). ``pad_to`` (one of :data:`~graphbench.data.datamodules.schema.PAD_TO`) says how
+    the batches are padded.
     """
 
-    def __init__(self, *, batch_size: int, batch_on_device: bool = False, label_nodes: bool = False) -> None:
+    def __init__(
+        self, *, batch_size: int, batch_on_device: bool = False, pad_to: str = "none", label_nodes: bool = False
+    ) -> None:
         if isinstance(batch_size, bool) or not isinstance(batch_size, int) or batch_size < 1:
             raise ConfigError(f"dataset.batch_size (graphs per batch) must be a positive integer, got {batch_size!r}")
         if not isinstance(batch_on_device, bool):
             raise ConfigError(f"dataset.batch_on_device must be true or false, got {batch_on_device!r}")
+        if pad_to not in PAD_TO:
+            raise ConfigError(f"dataset.pad_to={pad_to!r} is not one of {list(PAD_TO)}")
         self.batch_size = batch_size
         self.batch_on_device = batch_on_device
+        self.pad_to = pad_to
         self.label_nodes = label_nodes
         self._node_ids: Tensor | None = None
         #: many graphs are batched by graph (dataset.batch_size), never by a sampler, and have no one graph
@@ -82,22 +87,24 @@ class ManyGraphs:
         """Graph-level loaders shard by graph, so they always can be split."""
 
 
-def many_graphs_layout(
-    name: str, batch_size: int | None, batch_on_device: bool, sampler: Sampler | None, *, label_nodes: bool
-) -> ManyGraphs:
-    """The layout of node- and link-level datasets of many graphs: ``dataset.batch_size`` graphs per
-    batch, on the CPU (``label_nodes``: see :class:`ManyGraphs`); the ``sampler`` group must stay ``full`` (graphs are batched as they are)."""
+def many_graphs_layout(name: str, config: ManyGraphsConfig, sampler: Sampler | None, *, level: Level) -> ManyGraphs:
+    """The many-graph layout of dataset ``name`` at ``level``: ``config.batch_size`` graphs per batch
+    (required), on the CPU or, at graph level only, with ``batch_on_device``; node-level graphs label
+    their nodes (:class:`ManyGraphs`). The ``sampler`` group must stay ``full`` (graphs are batched as
+    they are)."""
     if sampler is not None and (not sampler.is_full_batch or (isinstance(sampler, FullBatch) and sampler.batch_size is not None)):
         what = f"sampler={sampler.name}" if not sampler.is_full_batch else "sampler.batch_size"
         raise ConfigError(
             f"{what} applies to one-graph datasets; {name} is split by graphs, which are mini-batched as they are "
             "(dataset.batch_size graphs per batch): use sampler=full without a batch_size"
         )
-    if batch_size is None:
+    if config.batch_size is None:
         raise ConfigError(f"dataset '{name}' has many graphs: set dataset.batch_size (graphs per batch)")
-    if batch_on_device:
+    if config.batch_on_device and level != "graph":
         raise ConfigError(
             f"dataset.batch_on_device=true gathers graph-level mini-batches on the device; {name} is not graph-level, "
             "and its batches are built on the CPU: set dataset.batch_on_device=false"
         )
-    return ManyGraphs(batch_size=batch_size, label_nodes=label_nodes)
+    return ManyGraphs(
+        batch_size=config.batch_size, batch_on_device=config.batch_on_device, pad_to=config.pad_to, label_nodes=level == "node"
+    )

@@ -28,11 +28,6 @@ from graphbench.run.record import SPLITS
 if TYPE_CHECKING:
     from graphbench.data.datamodules.base import DataModule
 
-#: the keys of a dataset node that the one-graph node layout takes
-ONE_GRAPH_NODE_KEYS: tuple[str, ...] = ("split_index", "split_seed", "split_fractions", "normalize_features")
-#: the keys of a dataset node that the one-graph link layout takes
-ONE_GRAPH_LINK_KEYS: tuple[str, ...] = ("eval_batch_size", "use_val_edges_as_input")
-
 #: what a one-graph link source's graph carries besides the message-passing graph: the split's
 #: positive (and negative) pairs [2, E], and the attributes of the validation edges [E, F]
 SPLIT_EDGES: tuple[str, ...] = ("train_pos", "val_pos", "val_neg", "test_pos", "test_neg")
@@ -43,17 +38,6 @@ def row_normalize(x: Tensor) -> Tensor:
     r"""Row-normalized features :math:`x_i / \sum_j x_{ij}` (rows summing to 0 are left as they are),
     the preprocessing of Kipf & Welling (2017) (PyG's ``NormalizeFeatures``)."""
     return x / x.sum(dim=-1, keepdim=True).clamp(min=1.0)
-
-
-def one_graph_only(name: str, batch_size: int | None, batch_on_device: bool) -> None:
-    """One-graph datasets take no graph batch size: their mini-batches are the sampler's."""
-    if batch_size is not None:
-        raise ConfigError(
-            f"dataset.batch_size (graphs per batch) does not apply to {name}, which is one graph: remove it; its mini-batch "
-            "sizes live in sampler. (e.g. sampler=neighbor sampler.batch_size=1024)"
-        )
-    if batch_on_device:
-        raise ConfigError(f"dataset.batch_on_device=true applies to graph-level datasets; {name} is one graph: set it false")
 
 
 class OneGraph:

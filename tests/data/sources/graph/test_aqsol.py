@@ -11,6 +11,7 @@ import pytest
 import torch
 
 from graphbench.data.datamodules import GraphLevelDataModule
+from graphbench.data.datamodules.schema import DatasetConfig, ManyGraphsConfig
 from graphbench.data.sources.graph.aqsol import AQSOL
 from graphbench.run.errors import DataError
 
@@ -41,14 +42,16 @@ def write_aqsol(root: Path) -> None:
 def datamodule(root: Path, cache: Path) -> GraphLevelDataModule:
     return GraphLevelDataModule(
         source=AQSOL(),
-        name="aqsol",
-        download=False,
-        data_dir=root,
-        cache_dir=cache,
-        batch_size=4,
-        task_type="regression",
-        metric="mae",
-        higher_is_better=False,
+        dataset=DatasetConfig(
+            name="aqsol",
+            data_dir=root,
+            cache_dir=cache,
+            task_type="regression",
+            metric="mae",
+            higher_is_better=False,
+            download=False,
+        ),
+        layout=ManyGraphsConfig(batch_size=4),
     )
 
 

@@ -10,6 +10,7 @@ import pytest
 import torch
 
 from graphbench.data.datamodules import GraphLevelDataModule
+from graphbench.data.datamodules.schema import DatasetConfig, ManyGraphsConfig
 from graphbench.data.sources.graph.benchmarking_superpixels import BenchmarkingSuperpixels
 from graphbench.run.errors import ConfigError, DataError
 
@@ -37,14 +38,16 @@ def write_superpixels(root: Path, name: str, channels: int) -> None:
 def datamodule(root: Path, cache: Path, name: str) -> GraphLevelDataModule:
     return GraphLevelDataModule(
         source=BenchmarkingSuperpixels(superpixel_name=name),
-        name=name.lower(),
-        download=False,
-        data_dir=root,
-        cache_dir=cache,
-        batch_size=4,
-        task_type="multiclass",
-        metric="accuracy",
-        higher_is_better=True,
+        dataset=DatasetConfig(
+            name=name.lower(),
+            data_dir=root,
+            cache_dir=cache,
+            task_type="multiclass",
+            metric="accuracy",
+            higher_is_better=True,
+            download=False,
+        ),
+        layout=ManyGraphsConfig(batch_size=4),
     )
 
 

@@ -9,6 +9,7 @@ import pytest
 import torch
 
 from graphbench.data.datamodules import GraphLevelDataModule
+from graphbench.data.datamodules.schema import DatasetConfig, ManyGraphsConfig
 from graphbench.data.sources.graph.csl import CSL, CSL_SKIPS, csl_edge_index, generate_csl
 from graphbench.run.errors import ConfigError, DataError
 from tests.conftest import real_data_root
@@ -50,14 +51,16 @@ def write_folds(root: Path) -> None:
 def datamodule(root: Path, cache: Path, **source_args: object) -> GraphLevelDataModule:
     return GraphLevelDataModule(
         source=CSL(**source_args),
-        name="csl",
-        download=False,
-        data_dir=root,
-        cache_dir=cache,  # type: ignore[arg-type]
-        batch_size=5,
-        task_type="multiclass",
-        metric="accuracy",
-        higher_is_better=True,
+        dataset=DatasetConfig(
+            name="csl",
+            data_dir=root,
+            cache_dir=cache,
+            task_type="multiclass",
+            metric="accuracy",
+            higher_is_better=True,
+            download=False,
+        ),
+        layout=ManyGraphsConfig(batch_size=5),
     )
 
 

@@ -7,6 +7,7 @@ import pytest
 import torch
 
 from graphbench.data.datamodules import GraphLevelDataModule
+from graphbench.data.datamodules.schema import DatasetConfig, ManyGraphsConfig
 from graphbench.data.sources.graph.cycles import Cycles, generate_cycles, tree_graph, unicyclic_graph
 from graphbench.run.errors import ConfigError
 
@@ -67,13 +68,15 @@ def make_dm(tmp_path: Path, batch_size: int = 8, **overrides: object) -> GraphLe
     source_args.update(overrides)
     return GraphLevelDataModule(
         source=Cycles(**source_args),
-        name="cycles",
-        data_dir=tmp_path / "data",
-        cache_dir=tmp_path / "cache",  # type: ignore[arg-type]
-        batch_size=batch_size,
-        task_type="binary",
-        metric="accuracy",
-        higher_is_better=True,
+        dataset=DatasetConfig(
+            name="cycles",
+            data_dir=tmp_path / "data",
+            cache_dir=tmp_path / "cache",
+            task_type="binary",
+            metric="accuracy",
+            higher_is_better=True,
+        ),
+        layout=ManyGraphsConfig(batch_size=batch_size),
     )
 
 

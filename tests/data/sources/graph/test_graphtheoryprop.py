@@ -10,6 +10,7 @@ import pytest
 import torch
 
 from graphbench.data.datamodules import GraphLevelDataModule
+from graphbench.data.datamodules.schema import DatasetConfig, ManyGraphsConfig
 from graphbench.data.sources.graph import graphtheoryprop as gtp
 from graphbench.run.errors import ConfigError
 
@@ -60,13 +61,15 @@ def datamodule(cache: Path, seed: int = 0) -> GraphLevelDataModule:
     )
     return GraphLevelDataModule(
         source=source,
-        name="graphtheoryprop",
-        data_dir=cache,
-        cache_dir=cache,
-        batch_size=8,
-        task_type="regression",
-        metric="log_mse",
-        higher_is_better=False,
+        dataset=DatasetConfig(
+            name="graphtheoryprop",
+            data_dir=cache,
+            cache_dir=cache,
+            task_type="regression",
+            metric="log_mse",
+            higher_is_better=False,
+        ),
+        layout=ManyGraphsConfig(batch_size=8),
     )
 
 

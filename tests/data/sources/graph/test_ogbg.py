@@ -12,6 +12,7 @@ import torch
 from ogb.utils import smiles2graph
 
 from graphbench.data.datamodules import GraphLevelDataModule
+from graphbench.data.datamodules.schema import DatasetConfig, ManyGraphsConfig
 from graphbench.data.sources.graph.ogbg import OGBGraphProperty
 from graphbench.run.errors import ConfigError, DataError
 
@@ -34,14 +35,16 @@ def write_ogb(root: Path, folder: str, tasks: list[str], rows: list[list[str]], 
 def datamodule(root: Path, cache: Path, ogb_name: str) -> GraphLevelDataModule:
     return GraphLevelDataModule(
         source=OGBGraphProperty(ogb_name=ogb_name, featurize_workers=1),
-        name=ogb_name,
-        download=False,
-        data_dir=root,
-        cache_dir=cache,
-        batch_size=2,
-        task_type="binary",
-        metric="rocauc",
-        higher_is_better=True,
+        dataset=DatasetConfig(
+            name=ogb_name,
+            data_dir=root,
+            cache_dir=cache,
+            task_type="binary",
+            metric="rocauc",
+            higher_is_better=True,
+            download=False,
+        ),
+        layout=ManyGraphsConfig(batch_size=2),
     )
 
 

@@ -12,6 +12,7 @@ import torch
 from ogb.utils import smiles2graph
 
 from graphbench.data.datamodules import GraphLevelDataModule
+from graphbench.data.datamodules.schema import DatasetConfig, ManyGraphsConfig
 from graphbench.data.io.raw_files import RawFile, md5sum
 from graphbench.data.sources.graph import peptides
 from graphbench.data.sources.graph.peptides import (
@@ -84,14 +85,16 @@ def test_real_peptides_func(shared_cache_dir: Path) -> None:
     root = real_data_root()
     dm = GraphLevelDataModule(
         source=PeptidesFunc(),
-        name="peptides-func",
-        data_dir=root,
-        cache_dir=shared_cache_dir,
-        batch_size=64,
-        task_type="multilabel",
-        metric="ap",
-        higher_is_better=True,
-        download=False,
+        dataset=DatasetConfig(
+            name="peptides-func",
+            data_dir=root,
+            cache_dir=shared_cache_dir,
+            task_type="multilabel",
+            metric="ap",
+            higher_is_better=True,
+            download=False,
+        ),
+        layout=ManyGraphsConfig(batch_size=64),
     )
     dm.setup()
     assert len(dm.dataset) == 15535
@@ -130,14 +133,16 @@ def write_struct_fixture(root: Path) -> np.ndarray:
 def struct_datamodule(root: Path, cache: Path, **source_args: object) -> GraphLevelDataModule:
     return GraphLevelDataModule(
         source=PeptidesStruct(featurize_workers=1, **source_args),
-        name="peptides-struct",
-        download=False,  # type: ignore[arg-type]
-        data_dir=root,
-        cache_dir=cache,
-        batch_size=2,
-        task_type="regression",
-        metric="mae",
-        higher_is_better=False,
+        dataset=DatasetConfig(
+            name="peptides-struct",
+            data_dir=root,
+            cache_dir=cache,
+            task_type="regression",
+            metric="mae",
+            higher_is_better=False,
+            download=False,
+        ),
+        layout=ManyGraphsConfig(batch_size=2),
     )
 
 

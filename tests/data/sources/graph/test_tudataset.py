@@ -12,6 +12,7 @@ import pytest
 import torch
 
 from graphbench.data.datamodules import GraphLevelDataModule
+from graphbench.data.datamodules.schema import DatasetConfig, ManyGraphsConfig
 from graphbench.data.sources.graph.tudataset import TUDataset
 from graphbench.run.errors import ConfigError, DataError
 from tests.conftest import real_data_root
@@ -57,14 +58,16 @@ def datamodule(root: Path, cache: Path, name: str = "toy", **source_args: object
     source = TUDataset(**{"tu_name": "TOY", "name": name, **source_args})  # type: ignore[arg-type]
     return GraphLevelDataModule(
         source=source,
-        name=name,
-        download=False,
-        data_dir=root,
-        cache_dir=cache,
-        batch_size=2,
-        task_type="multiclass",
-        metric="accuracy",
-        higher_is_better=True,
+        dataset=DatasetConfig(
+            name=name,
+            data_dir=root,
+            cache_dir=cache,
+            task_type="multiclass",
+            metric="accuracy",
+            higher_is_better=True,
+            download=False,
+        ),
+        layout=ManyGraphsConfig(batch_size=2),
     )
 
 

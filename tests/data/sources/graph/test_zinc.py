@@ -10,6 +10,7 @@ import pytest
 import torch
 
 from graphbench.data.datamodules import GraphLevelDataModule
+from graphbench.data.datamodules.schema import DatasetConfig, ManyGraphsConfig
 from graphbench.data.sources.graph.zinc import ZINC
 from graphbench.run.errors import DataError
 
@@ -42,14 +43,16 @@ def write_zinc(root: Path) -> dict[str, list[dict]]:
 def datamodule(root: Path, cache: Path, subset: bool) -> GraphLevelDataModule:
     return GraphLevelDataModule(
         source=ZINC(subset=subset),
-        name="zinc" if subset else "zinc-full",
-        download=False,
-        data_dir=root,
-        cache_dir=cache,
-        batch_size=4,
-        task_type="regression",
-        metric="mae",
-        higher_is_better=False,
+        dataset=DatasetConfig(
+            name="zinc" if subset else "zinc-full",
+            data_dir=root,
+            cache_dir=cache,
+            task_type="regression",
+            metric="mae",
+            higher_is_better=False,
+            download=False,
+        ),
+        layout=ManyGraphsConfig(batch_size=4),
     )
 
 

@@ -10,6 +10,7 @@ import pytest
 import torch
 
 from graphbench.data.datamodules import LinkLevelDataModule
+from graphbench.data.datamodules.config import datamodule_from_keys
 from graphbench.data.io.raw_root import RawRoot
 from graphbench.data.samplers import FullBatch
 from graphbench.data.sources.link.ogbl import OGBLinkProperty, read_ogbl
@@ -24,12 +25,12 @@ def ogbl_dm(root: Path, tmp_path: Path, edge_features: tuple[str, ...] = (), **o
         name="ogbl-collab",
         data_dir=root,
         cache_dir=tmp_path / "cache",
-        sampler=FullBatch(batch_size=32),
         metric="hits@50",
         **COMMON,
     )
     args.update(overrides)
-    return LinkLevelDataModule(source=OGBLinkProperty(ogb_name="ogbl-collab", edge_features=edge_features), **args)
+    source = OGBLinkProperty(ogb_name="ogbl-collab", edge_features=edge_features)
+    return datamodule_from_keys(LinkLevelDataModule, source, args, sampler=FullBatch(batch_size=32))
 
 
 def test_ogbl_reads_ogb_layout(tmp_path: Path) -> None:

@@ -10,6 +10,7 @@ import pytest
 import torch
 
 from graphbench.data.datamodules import LinkLevelDataModule
+from graphbench.data.datamodules.config import datamodule_from_keys
 from graphbench.data.io.raw_files import RawFile
 from graphbench.data.sources.link import pcqm_contact
 from graphbench.data.sources.link.pcqm_contact import PCQMContact, shuffle_split
@@ -28,15 +29,8 @@ def pcqm_root(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
 
 
 def pcqm_dm(root: Path, tmp_path: Path) -> LinkLevelDataModule:
-    return LinkLevelDataModule(
-        source=PCQMContact(featurize_workers=1),
-        name="pcqm-contact",
-        data_dir=root,
-        cache_dir=tmp_path / "cache",
-        batch_size=4,
-        metric="mrr_filtered",
-        **COMMON,
-    )
+    keys = dict(name="pcqm-contact", data_dir=root, cache_dir=tmp_path / "cache", batch_size=4, metric="mrr_filtered", **COMMON)
+    return datamodule_from_keys(LinkLevelDataModule, PCQMContact(featurize_workers=1), keys)
 
 
 def test_pcqm_contact_reads_lrgb_layout(pcqm_root: Path, tmp_path: Path) -> None:

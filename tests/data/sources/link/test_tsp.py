@@ -10,6 +10,7 @@ import pytest
 import torch
 
 from graphbench.data.datamodules import LinkLevelDataModule
+from graphbench.data.datamodules.config import datamodule_from_keys
 from graphbench.data.sources.link.tsp import TSP
 from graphbench.run.errors import DataError
 from tests.data.sources.link.link_fixtures import write_tsp
@@ -19,9 +20,8 @@ COMMON: dict[str, Any] = dict(task_type="binary", higher_is_better=True, split="
 
 def test_tsp_reads_pyg_layout(tmp_path: Path) -> None:
     raw = write_tsp(tmp_path)
-    dm = LinkLevelDataModule(
-        source=TSP(), name="tsp", data_dir=tmp_path, cache_dir=tmp_path / "cache", batch_size=4, metric="f1", **COMMON
-    )
+    keys = dict(name="tsp", data_dir=tmp_path, cache_dir=tmp_path / "cache", batch_size=4, metric="f1", **COMMON)
+    dm = datamodule_from_keys(LinkLevelDataModule, TSP(), keys)
     dm.setup()
     info = dm.info
     assert (info.level, info.node_features.dim, info.edge_features.dim) == ("link", 2, 1)  # type: ignore[union-attr]
@@ -33,6 +33,4 @@ def test_tsp_reads_pyg_layout(tmp_path: Path) -> None:
     assert batch.edge_label_index.max() < batch.num_nodes and torch.equal(batch.edge_label_index, batch.edge_index)
     (tmp_path / "TSP" / "raw" / "TSP_v2.pt").write_bytes(pickle.dumps([print], protocol=2))
     with pytest.raises(DataError, match=r"TSP_v2.pt"):
-        LinkLevelDataModule(
-            source=TSP(), name="tsp", data_dir=tmp_path, cache_dir=tmp_path / "cache2", batch_size=4, metric="f1", **COMMON
-        ).setup()
+        datamodule_from_keys(LinkLevelDataModule, TSP(), {**keys, "cache_dir": tmp_path / "cache2"}).setup()

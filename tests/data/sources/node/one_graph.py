@@ -6,13 +6,14 @@ from pathlib import Path
 from typing import Any
 
 from graphbench.data.datamodules import NodeLevelDataModule
+from graphbench.data.datamodules.config import datamodule_from_keys
 from graphbench.data.sources.base import Source
 
 
 def one_graph_datamodule(
     source: Source, name: str, default_split: str, root: Path, tmp_path: Path, **overrides: Any
 ) -> NodeLevelDataModule:
-    """Full batch, multiclass accuracy, no download; ``overrides`` replace any DataModule argument (``split`` too)."""
+    """Full batch, multiclass accuracy, no download; ``overrides`` replace any dataset key (``split`` too)."""
     args: dict[str, Any] = dict(
         name=name,
         data_dir=root,
@@ -24,4 +25,4 @@ def one_graph_datamodule(
         download=False,
     )
     args.update(overrides)
-    return NodeLevelDataModule(source=source, **args)
+    return datamodule_from_keys(NodeLevelDataModule, source, args)

@@ -11,9 +11,10 @@ import torch
 from torch import nn
 
 from graphbench.data.datamodules import NodeLevelDataModule
+from graphbench.data.datamodules.schema import DatasetConfig, ManyGraphsConfig
 from graphbench.data.sources.node.lrgb_superpixels import COCO_CATEGORY_IDS, LRGBSuperpixels
-from graphbench.run.errors import DataError
 from graphbench.modules.task_module import GraphTaskModule
+from graphbench.run.errors import DataError
 
 SIZES = {"train": 4, "val": 2, "test": 2}
 
@@ -36,14 +37,16 @@ def write_lrgb(root: Path, name: str, labels: list[int]) -> None:
 def datamodule(root: Path, cache: Path, name: str) -> NodeLevelDataModule:
     return NodeLevelDataModule(
         source=LRGBSuperpixels(lrgb_name=name),
-        name=name,
-        download=False,
-        data_dir=root,
-        cache_dir=cache,
-        batch_size=3,
-        task_type="multiclass",
-        metric="f1_macro",
-        higher_is_better=True,
+        dataset=DatasetConfig(
+            name=name,
+            data_dir=root,
+            cache_dir=cache,
+            task_type="multiclass",
+            metric="f1_macro",
+            higher_is_better=True,
+            download=False,
+        ),
+        layout=ManyGraphsConfig(batch_size=3),
     )
 
 

@@ -8,6 +8,7 @@ import pytest
 import torch
 
 from graphbench.data.datamodules import NodeLevelDataModule
+from graphbench.data.datamodules.schema import DatasetConfig, ManyGraphsConfig
 from graphbench.data.sources.node.sbm_patterns import SBMPatterns, block_model, cluster_graph, pattern_graph
 from graphbench.run.errors import ConfigError
 
@@ -18,14 +19,16 @@ CLUSTER = dict(kind="cluster", num_communities=6, p=0.55, q=0.25, num_graphs=[6,
 def make_dm(tmp_path: Path, params: dict[str, Any], **overrides: Any) -> NodeLevelDataModule:
     return NodeLevelDataModule(
         source=SBMPatterns(**{**params, **overrides}),
-        name=params["kind"],
-        data_dir=tmp_path,
-        cache_dir=tmp_path / "cache",
-        batch_size=4,
-        task_type="multiclass",
-        metric="weighted_accuracy",
-        higher_is_better=True,
-        split="generated",
+        dataset=DatasetConfig(
+            name=params["kind"],
+            data_dir=tmp_path,
+            cache_dir=tmp_path / "cache",
+            task_type="multiclass",
+            metric="weighted_accuracy",
+            higher_is_better=True,
+            split="generated",
+        ),
+        layout=ManyGraphsConfig(batch_size=4),
     )
 
 
