@@ -14,6 +14,7 @@ from torch_geometric.data import Batch, Data
 
 from graphbench.data.datamodules import NodeLevelDataModule
 from graphbench.data.datamodules.config import datamodule_from_keys
+from graphbench.data.datamodules.schema import DatasetConfig, ManyGraphsConfig, OneGraphNodesConfig
 from graphbench.data.info import DataFacts, FeatureSpec
 from graphbench.data.io.raw_root import RawRoot
 from graphbench.data.samplers import FullBatch, NeighborSampling, Sampler
@@ -137,6 +138,15 @@ def test_a_graph_batch_size_is_refused_for_one_graph_and_required_for_many(tmp_p
         node_dm(Paths(), tmp_path)
     with pytest.raises(ConfigError, match=r"batch_size .*must be a positive integer, got 0"):
         node_dm(Paths(), tmp_path, batch_size=0)
+
+
+def test_a_layout_given_in_python_for_the_other_kind_of_data_is_refused_unless_it_is_its_defaults(tmp_path: Path) -> None:
+    dataset = DatasetConfig(name="toy", data_dir=tmp_path, cache_dir=tmp_path / "cache", **COMMON)
+    with pytest.raises(ConfigError, match=r"^dataset.batch_size \(graphs per batch\) does not apply to toy, which is one graph"):
+        NodeLevelDataModule(source=Triangle(), dataset=dataset, layout=ManyGraphsConfig(batch_size=1))
+    with pytest.raises(ConfigError, match=r"^dataset.normalize_features applies to one-graph \(transductive\) datasets; toy is"):
+        NodeLevelDataModule(source=Paths(), dataset=dataset, layout=OneGraphNodesConfig(normalize_features=True))
+    assert NodeLevelDataModule(source=Triangle(), dataset=dataset, layout=ManyGraphsConfig()).split == "shipped"
 
 
 def test_many_graphs_take_the_full_sampler_without_a_batch_size(tmp_path: Path) -> None:

@@ -104,7 +104,7 @@ def layout_config(cls: type[DataModule], one_graph: bool, values: dict[str, Any]
         if schema.one_graph == one_graph:
             chosen = schema
             continue
-        given = [key for key in schema.given(values) if key in values]
+        given = schema.given(values)
         if given:
             raise ConfigError(schema.refusal(given[0], values[given[0]], name))
     if chosen is None:

@@ -61,8 +61,11 @@ class ManyGraphsConfig:
     @staticmethod
     def given(values: dict[str, Any]) -> list[str]:
         """The keys of ``values`` set to something a one-graph dataset refuses."""
-        refused = {"batch_size": values.get("batch_size") is not None, "batch_on_device": bool(values.get("batch_on_device"))}
-        refused["pad_to"] = values.get("pad_to", "none") not in (None, "none")
+        refused = {
+            "batch_size": values.get("batch_size") is not None,
+            "batch_on_device": bool(values.get("batch_on_device")),
+            "pad_to": values.get("pad_to") not in (None, "none"),
+        }
         return [key for key, is_set in refused.items() if is_set]
 
     @staticmethod
@@ -116,8 +119,10 @@ class OneGraphLinksConfig:
     @staticmethod
     def given(values: dict[str, Any]) -> list[str]:
         """The keys of ``values`` set to something a many-graph dataset refuses."""
-        refused = {"eval_batch_size": values.get("eval_batch_size") is not None}
-        refused["use_val_edges_as_input"] = bool(values.get("use_val_edges_as_input"))
+        refused = {
+            "eval_batch_size": values.get("eval_batch_size") is not None,
+            "use_val_edges_as_input": bool(values.get("use_val_edges_as_input")),
+        }
         return [key for key, is_set in refused.items() if is_set]
 
     @staticmethod
