@@ -15,7 +15,15 @@ of the gap that time alone causes in the epoch that follows: the caches and thre
 epoch starts with age with the time since the data was last touched. A fourth, Lightning alone (the
 loop's loss as the only work of a LightningModule's steps, under a Trainer with no logger, callbacks
 or checkpoints), is the floor of any platform built on Lightning's loop: the gap between it and the
-loop is Lightning's, the rest graphbench's."""
+loop is Lightning's, the rest graphbench's.
+
+A last row takes the compute away: the ``dispatch`` group's batch of four tiny molecules
+(:func:`benchmarks.dispatch.tiny_batch`) and its LRGB-tuned GCN, ``STEPS_PER_EPOCH`` copies of the
+batch an epoch, so that a step is almost all per-step cost. graphbench's Trainer (its task module,
+callbacks, loggers and speed-ups as ``train`` builds them: :func:`graphbench.build.prepared_model`,
+the config's callbacks and loggers, :func:`graphbench.build.build_trainer`) against the hand loop
+training a copy of the same network with the same optimizer, loss and clipping, and Lightning alone;
+per training step, over the same span as the other rows."""
 
 from __future__ import annotations
 
@@ -30,16 +38,40 @@ from typing import Any
 
 import lightning as L
 import torch
+from lightning.pytorch.callbacks import Checkpoint
+from omegaconf import DictConfig, OmegaConf
+from torch.utils.data import DataLoader
 from torch_geometric.data import Batch
 
 from benchmarks.common import QUICK_CYCLES, Context, Row, Target, compose_config, fmt_s, interleaved, median, paired_ratio, slug
-from graphbench.build import build_datamodule, network_builder
+from benchmarks.dispatch import SMILES, tiny_batch
+from benchmarks.reference import RECIPES
+from graphbench import speedups
+from graphbench.build import (
+    build_callbacks,
+    build_datamodule,
+    build_trainer,
+    network_builder,
+    network_width,
+    open_loggers,
+    prepared_model,
+)
 from graphbench.config.instantiate import METADATA_KEYS, build
+from graphbench.data.info import DatasetInfo
 from graphbench.data.store.full_batch import full_batch_loader
 from graphbench.modules.network import count_parameters
-from graphbench.tasks.train import train
+from graphbench.run.record import RunRecord
+from graphbench.tasks.train import RunCallbacks, train
+
+#: the recipe of the per-step row: the ``dispatch`` group's first, the LRGB-tuned GCN
+DISPATCH_RECIPE = RECIPES[0]
 
 TARGET = Target("<=", 1.05)
+#: the per-step row's target: graphbench's Trainer step against the hand loop's at negligible compute
+STEP_TARGET = Target("<=", 1.2)
+#: the per-step row's steps per epoch and epochs per run (the first left out), and a quick run's
+STEPS_PER_EPOCH, STEP_EPOCHS = 50, 4
+QUICK_STEPS_PER_EPOCH, QUICK_STEP_EPOCHS = 3, 2
 
 
 @dataclass(frozen=True)
@@ -315,6 +347,162 @@ def lightning_alone_epoch(ctx: Context, work: Workload, run_dir: Path) -> Measur
     return Measured.of(clock.times, count_parameters(plain.model))
 
 
+def _itself(batch: Batch) -> Batch:
+    return batch
+
+
+def tiny_loader(batch: Batch, steps: int) -> DataLoader:
+    """``steps`` times ``batch``, as a ``DataLoader`` (one batch a step, nothing collated)."""
+    return DataLoader([batch] * steps, batch_size=None, shuffle=False, collate_fn=_itself)
+
+
+def tiny_config(ctx: Context, run_dir: Path, epochs: int) -> DictConfig:
+    """The ``dispatch`` group's recipe (LRGB-tuned GCN) as ``train`` would run it for ``epochs`` epochs."""
+    return compose_config(
+        ctx, [DISPATCH_RECIPE.experiment, f"trainer.max_epochs={epochs}", "trainer.enable_progress_bar=false"], run_dir
+    )
+
+
+def tiny_batch_of(cfg: DictConfig) -> tuple[Batch, DatasetInfo]:
+    info = build_datamodule(cfg).info  # Peptides-func knows its facts without its data
+    return tiny_batch(build(cfg.pe.transform, "pe.transform", METADATA_KEYS), info.num_outputs), info
+
+
+def graphbench_steps(ctx: Context, run_dir: Path, steps: int, epochs: int) -> Measured:
+    """graphbench's Trainer on the tiny batch: the task module, callbacks and loggers ``train`` builds
+    from the config, :class:`EpochClock` last, inside the run's speed-up scope."""
+    cfg = tiny_config(ctx, run_dir, epochs)
+    batch, info = tiny_batch_of(cfg)
+    L.seed_everything(cfg.seed, workers=True, verbose=False)
+    record = RunRecord(status="running", config=OmegaConf.to_container(cfg, resolve=True), run_dir=str(run_dir))
+    module = prepared_model(cfg, info, record)
+    parts = RunCallbacks.of(build_callbacks(cfg))
+    loggers: list[Any] = []
+    open_loggers(cfg, record, loggers)
+    clock = EpochClock(str(run_dir / "epoch_clock.json"))
+    with speedups.run_scope(cfg.speedups.enabled):
+        trainer = build_trainer(
+            cfg,
+            [*parts.trainer_callbacks(record), clock],
+            loggers,
+            str(run_dir),
+            enable_checkpointing=any(isinstance(c, Checkpoint) for c in parts.built),
+        )
+        trainer.fit(module, tiny_loader(batch, steps), tiny_loader(batch, 1))
+    return Measured.of(clock.times, count_parameters(module.network))
+
+
+def tiny_recipe(ctx: Context, run_dir: Path, steps: int, epochs: int) -> tuple[Recipe, float]:
+    """The plain contenders' :class:`Recipe` on the tiny batch (the network at the run's seed, the
+    recipe's optimizer and loss), and its gradient clipping norm."""
+    cfg = tiny_config(ctx, run_dir, epochs)
+    batch, info = tiny_batch_of(cfg)
+    L.seed_everything(cfg.seed, workers=True, verbose=False)
+    model = network_builder(cfg, info)(network_width(cfg, network_builder(cfg, info)))
+    optimizer = build(cfg.optimizer, "optimizer", METADATA_KEYS)(model.parameters())
+    loss_fn = build(cfg.dataset.module.loss, "dataset.module.loss")
+
+    def loss_of(batch: Batch, split: str) -> torch.Tensor:
+        out = model(batch)
+        return loss_fn(out, batch.y.float().view(out.shape))
+
+    loaders: dict[str, Iterable[Batch]] = {"train": tiny_loader(batch, steps), "val": tiny_loader(batch, 1)}
+    return Recipe(model, optimizer, loaders, loss_of), float(cfg.trainer.gradient_clip_val)
+
+
+def hand_written_steps(ctx: Context, run_dir: Path, steps: int, epochs: int) -> Measured:
+    """The tiny :class:`Recipe` in a plain loop (``zero_grad``, loss, backward, clipping, step),
+    validating after every epoch outside the timed span, as :func:`hand_written_epoch`."""
+    plain, clip = tiny_recipe(ctx, run_dir, steps, epochs)
+    network = NetworkClock(plain.model)
+    times: dict[str, list[float]] = {key: [] for key in TIMED}
+    for _ in range(epochs):
+        plain.model.train()
+        start, cpu_start = time.perf_counter(), time.process_time()
+        for batch in plain.loaders["train"]:
+            plain.optimizer.zero_grad()
+            loss = plain.loss_of(batch, "train")
+            network.before_backward()
+            loss.backward()
+            network.after_backward()
+            torch.nn.utils.clip_grad_norm_(plain.model.parameters(), clip)
+            plain.optimizer.step()
+        end = time.perf_counter()
+        times["wall_s"].append(end - start)
+        times["cpu_s"].append(time.process_time() - cpu_start)
+        for key, value in network.take().items():
+            times[key].append(value)
+        plain.model.eval()
+        with torch.inference_mode():
+            val_loss = sum(float(plain.loss_of(batch, "val")) for batch in plain.loaders["val"])
+        if not math.isfinite(val_loss):
+            raise AssertionError(f"the hand-written loop's validation loss on the tiny batch is {val_loss}")
+        times["after_s"].append(time.perf_counter() - end)
+    return Measured.of(times, count_parameters(plain.model))
+
+
+def lightning_alone_steps(ctx: Context, run_dir: Path, steps: int, epochs: int) -> Measured:
+    """The tiny :class:`Recipe` as :class:`LossOnly` under a bare ``Trainer`` (as
+    :func:`lightning_alone_epoch`), clipping as the recipe does."""
+    plain, clip = tiny_recipe(ctx, run_dir, steps, epochs)
+    run_dir.mkdir(parents=True, exist_ok=True)
+    clock = EpochClock(str(run_dir / "epoch_clock.json"))
+    trainer = L.Trainer(
+        max_epochs=epochs,
+        callbacks=[clock],
+        logger=False,
+        enable_checkpointing=False,
+        enable_progress_bar=False,
+        enable_model_summary=False,
+        gradient_clip_val=clip,
+        default_root_dir=run_dir,
+    )
+    trainer.fit(LossOnly(plain), plain.loaders["train"], plain.loaders["val"])
+    return Measured.of(clock.times, count_parameters(plain.model))
+
+
+def tiny_step_row(ctx: Context) -> Row:
+    """graphbench's Trainer step against the hand loop's and Lightning's alone, at negligible compute."""
+    steps, epochs = (QUICK_STEPS_PER_EPOCH, QUICK_STEP_EPOCHS) if ctx.quick else (STEPS_PER_EPOCH, STEP_EPOCHS)
+    row = Row(
+        "overhead: time / training step",
+        f"LRGB-tuned {DISPATCH_RECIPE.label}, {len(SMILES)} tiny molecules a step ({steps} steps an epoch), 1 thread",
+        target=STEP_TARGET,
+    )
+    contenders = {"graphbench": graphbench_steps, "hand": hand_written_steps, "lightning": lightning_alone_steps}
+    runs: dict[str, list[Measured]] = {name: [] for name in contenders}
+
+    def contender(name: str) -> Callable[[], float]:
+        def call() -> float:
+            run_dir = ctx.work_dir / "overhead" / "tiny" / f"{name}-{len(runs[name])}"
+            runs[name].append(contenders[name](ctx, run_dir, steps, epochs))
+            return runs[name][-1].wall_s / steps
+
+        return call
+
+    threads = torch.get_num_threads()
+    torch.set_num_threads(1)  # as the dispatch group: a second thread only waits at this size
+    try:
+        per_step = interleaved({name: contender(name) for name in contenders}, ctx.repeats)
+    finally:
+        torch.set_num_threads(threads)
+    params = {m.params for ms in runs.values() for m in ms}
+    if len(params) != 1:
+        raise AssertionError(f"the tiny-batch contenders built different models ({params} parameters)")
+    network = {name: median([(m.forward_s + m.backward_s) / steps for m in runs[name]]) for name in ("graphbench", "hand")}
+    row.graphbench = fmt_s(median(per_step["graphbench"]))
+    row.reference = fmt_s(median(per_step["hand"])) + " (hand-written loop)"
+    row.figure = paired_ratio(per_step["graphbench"], per_step["hand"])
+    row.note = (
+        f"median paired ratio of the time per step (an epoch's span over its steps, the first of {epochs} epochs left out), "
+        f"interleaved runs: {ctx.repeats}, {params.pop():,} params; the network's forward and backward passes "
+        f"{fmt_ms(network['graphbench'])} vs {fmt_ms(network['hand'])} a step; Lightning alone (the loop's loss "
+        f"in a LightningModule, no metrics, logging, callbacks or checkpoints) {fmt_s(median(per_step['lightning']))} "
+        f"a step ({paired_ratio(per_step['lightning'], per_step['hand']):.2f}x the loop's)"
+    )
+    return row
+
+
 def split_epoch(runs: list[Measured]) -> dict[str, float]:
     """Median over runs of each part of the epoch's span, in seconds: the network's forward and
     backward passes, and everything else."""
@@ -394,4 +582,5 @@ def run(ctx: Context) -> list[Row]:
             f"{fmt_ms(median(wall['lightning']))} ({paired_ratio(wall['lightning'], wall['hand']):.2f}x the loop's)"
         )
         rows.append(row)
+    rows.append(tiny_step_row(ctx))
     return rows
