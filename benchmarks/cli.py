@@ -113,7 +113,7 @@ def run_isolated(name: str, ctx: Context, threads: int | None) -> list[Row]:
 
 
 #: environment variables that change what a benchmark measures: part of a run's command line
-COMMAND_ENV: tuple[str, ...] = ("GRAPHBENCH_BENCH_SAMPLERS",)
+COMMAND_ENV: tuple[str, ...] = ("GRAPHBENCH_BENCH_SAMPLERS", "GRAPHBENCH_BENCH_OVERHEAD")
 
 
 def command_line(argv: Sequence[str]) -> str:

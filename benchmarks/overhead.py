@@ -23,12 +23,14 @@ batch an epoch, so that a step is almost all per-step cost. graphbench's Trainer
 callbacks, loggers and speed-ups as ``train`` builds them: :func:`graphbench.build.prepared_model`,
 the config's callbacks and loggers, :func:`graphbench.build.build_trainer`) against the hand loop
 training a copy of the same network with the same optimizer, loss and clipping, and Lightning alone;
-per training step, over the same span as the other rows."""
+per training step, over the same span as the other rows. ``GRAPHBENCH_BENCH_OVERHEAD=step`` (or ``epoch``)
+measures those rows alone."""
 
 from __future__ import annotations
 
 import json
 import math
+import os
 import statistics
 import time
 from collections.abc import Callable, Iterable
@@ -523,9 +525,26 @@ def fmt_ms(seconds: float) -> str:
     return f"{seconds * 1e3:.2f} ms"
 
 
+#: the kinds of row of this group, as ``GRAPHBENCH_BENCH_OVERHEAD`` names them
+KINDS: tuple[str, ...] = ("epoch", "step")
+
+
+def chosen_kinds() -> tuple[str, ...]:
+    """``GRAPHBENCH_BENCH_OVERHEAD`` (comma-separated) or every kind of row."""
+    value = os.environ.get("GRAPHBENCH_BENCH_OVERHEAD", "").strip()
+    if not value:
+        return KINDS
+    chosen = tuple(name.strip() for name in value.split(",") if name.strip())
+    unknown = sorted(set(chosen) - set(KINDS))
+    if unknown:
+        raise ValueError(f"GRAPHBENCH_BENCH_OVERHEAD: unknown row kind(s) {unknown}; valid: {list(KINDS)}")
+    return chosen
+
+
 def run(ctx: Context) -> list[Row]:
     rows = []
-    for work in workloads(ctx.quick):
+    kinds = chosen_kinds()
+    for work in workloads(ctx.quick) if "epoch" in kinds else []:
         row = Row("overhead: time / training epoch", work.case, target=TARGET)
         if work.raw and not ctx.has_raw(work.raw):
             row.skipped = f"no raw files at {ctx.data_dir / work.raw}"
@@ -582,5 +601,6 @@ def run(ctx: Context) -> list[Row]:
             f"{fmt_ms(median(wall['lightning']))} ({paired_ratio(wall['lightning'], wall['hand']):.2f}x the loop's)"
         )
         rows.append(row)
-    rows.append(tiny_step_row(ctx))
+    if "step" in kinds:
+        rows.append(tiny_step_row(ctx))
     return rows

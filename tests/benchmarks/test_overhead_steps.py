@@ -5,11 +5,12 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import pytest
 import torch
 
 from benchmarks.common import Context
 from benchmarks.dispatch import SMILES
-from benchmarks.overhead import QUICK_STEPS_PER_EPOCH, STEP_TARGET, tiny_loader, tiny_step_row
+from benchmarks.overhead import KINDS, QUICK_STEPS_PER_EPOCH, STEP_TARGET, chosen_kinds, tiny_loader, tiny_step_row
 
 
 def test_the_tiny_loader_serves_the_batch_itself_every_step() -> None:
@@ -30,3 +31,13 @@ def test_quick_row_compares_the_trainer_step_with_the_hand_loop(tmp_path: Path) 
     assert row.verdict == "met" or row.verdict.startswith("missed: ")
     assert "485,741 params" in row.note  # the three contenders built one model: toenshoff/LRGB's GCN
     assert "Lightning alone" in row.note and "forward and backward passes" in row.note
+
+
+def test_the_environment_picks_the_kinds_of_row(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.delenv("GRAPHBENCH_BENCH_OVERHEAD", raising=False)
+    assert chosen_kinds() == KINDS == ("epoch", "step")
+    monkeypatch.setenv("GRAPHBENCH_BENCH_OVERHEAD", "step")
+    assert chosen_kinds() == ("step",)
+    monkeypatch.setenv("GRAPHBENCH_BENCH_OVERHEAD", "steps")
+    with pytest.raises(ValueError, match="unknown row kind"):
+        chosen_kinds()
