@@ -57,7 +57,7 @@ def profile_table(recipe: Recipe, name: str, steps: int, top: int, ctx: Context)
     """The ``top`` rows by own time of ``steps`` training steps of contender ``name`` of ``recipe``."""
     setup = contenders(ctx, recipe)
     model, optimizer = setup.models[name], setup.optimizers[name]
-    batch = setup.batches[name] if hasattr(setup, "batches") else setup.batch
+    batch = setup.batches[name]
     train_steps(model, optimizer, batch, WARMUP_STEPS)  # caches, lazy initialization
     profiler = cProfile.Profile()
     profiler.enable()
