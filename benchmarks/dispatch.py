@@ -3,9 +3,9 @@
 A training step of the LRGB-tuned recipes needs ~1 ms of an H200's time; the rest of its wall time
 is Python, operator dispatch and kernel launches. This group measures that cost without
 a GPU: one CPU thread (``torch.set_num_threads(1)``), one batch of four tiny molecules (acetic acid,
-benzene, ethylamine, glycerol: 22 atoms), the LRGB-tuned GCN, GINE and GatedGCN built by graphbench's
+benzene, ethylamine, glycerol: 19 heavy atoms), the LRGB-tuned GCN, GINE and GatedGCN built by graphbench's
 own builders from ``experiment=lrgb-tuned/peptides-func-*`` (the authors' width, RWSE from the recipe's
-transform, the recipe's optimizer), for three contenders:
+transform, the recipe's optimizer), for four contenders:
 
 * ``eager``: graphbench's network as it is built;
 * ``compiled``: a copy of it through :func:`graphbench.speedups.compile_network` (what ``model.compile=true``
