@@ -250,3 +250,48 @@ def test_the_mirror_check_names_missing_tests_and_stale_allow_list_entries(tmp_p
         "sub/c.py: stale allow-list entry, tests/sub/test_c.py exists",
         "gone.py: stale allow-list entry, no such module",
     ]
+
+
+# -- tasks read top to bottom: set-up, fit, record; the algorithms live in analysis/ -------------------------
+
+#: the most lines a function of the tasks or the builders may span, from its ``def`` to its last line
+MAX_FUNCTION_LINES: int = 60
+#: the package paths that hold the limit: every module under ``tasks/``, and ``build.py``
+SHORT_FUNCTION_PATHS: tuple[str, ...] = ("tasks", "build.py")
+
+
+def long_functions(path: Path, limit: int) -> list[str]:
+    """``<file>:<line> <name>: <n> lines`` for every function or method of ``path`` that spans more than
+    ``limit`` lines (docstring included; a nested function counts within its parent and on its own)."""
+    tree = ast.parse(path.read_text(), str(path))
+    found = []
+    for node in ast.walk(tree):
+        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
+            lines = (node.end_lineno or node.lineno) - node.lineno + 1
+            if lines > limit:
+                found.append(f"{path.name}:{node.lineno} {node.name}: {lines} lines")
+    return sorted(found, key=lambda line: int(line.split(":")[1].split()[0]))
+
+
+def test_no_function_of_the_tasks_or_the_builders_spans_more_than_60_lines() -> None:
+    package = REPO / "src" / PACKAGE
+    paths = []
+    for name in SHORT_FUNCTION_PATHS:
+        paths += sorted((package / name).rglob("*.py")) if (package / name).is_dir() else [package / name]
+    assert len(paths) > 5, paths
+    problems = [line for path in paths for line in long_functions(path, MAX_FUNCTION_LINES)]
+    assert problems == [], "move the algorithm into src/graphbench/analysis/ (tasks: set-up, fit, record):\n" + "\n".join(
+        problems
+    )
+
+
+def test_the_length_check_names_each_long_function_nested_ones_too(tmp_path: Path) -> None:
+    _write(
+        tmp_path,
+        {
+            "m.py": "def short():\n    return 1\n\n\n"
+            "def outer():\n    def inner():\n        a = 1\n        return a\n\n    return inner\n",
+        },
+    )
+    assert long_functions(tmp_path / "m.py", 2) == ["m.py:5 outer: 6 lines", "m.py:6 inner: 3 lines"]
+    assert long_functions(tmp_path / "m.py", 6) == []

@@ -12,6 +12,7 @@ from pathlib import Path
 
 import pytest
 
+from graphbench.callbacks.record_progress import epoch_metrics
 from tests.conftest import FAST_CYCLES, real_data_root
 from tests.e2e.test_cli import cli_env, run_cli
 from tests.paths import REPO
@@ -175,5 +176,5 @@ def test_ctrl_c_after_three_epochs_records_them_and_the_best_validation_metric(t
     monitored = [entry["val/accuracy"] for entry in results["history"]]
     assert results["metrics"]["val/accuracy"] == max(monitored)
     best = results["history"][results["best_epoch"]]
-    assert results["metrics"] == {k: v for k, v in best.items() if k.startswith(("train/", "val/")) and not k.endswith("_best")}
+    assert results["metrics"] == epoch_metrics(best)
     assert "train/loss" in results["metrics"] and not any(k.startswith("test/") for k in results["metrics"])

@@ -12,6 +12,7 @@ from pathlib import Path
 import pytest
 from omegaconf import DictConfig
 
+from graphbench.callbacks.record_progress import epoch_metrics
 from graphbench.main import run_task
 from graphbench.run.errors import ConfigError
 from graphbench.run.record import RunRecord
@@ -29,10 +30,6 @@ def run(compose_cfg: Callable[..., DictConfig], run_dir: Path, checkpoint: str) 
     return record
 
 
-def train_val(epoch: dict) -> dict:
-    return {k: v for k, v in epoch.items() if k.startswith(("train/", "val/")) and not k.endswith("_best")}
-
-
 def test_last_tests_the_last_epoch_and_records_which(compose_cfg: Callable[..., DictConfig], tmp_path: Path) -> None:
     best = run(compose_cfg, tmp_path / "best", "best")
     last = run(compose_cfg, tmp_path / "last", "last")
@@ -40,8 +37,8 @@ def test_last_tests_the_last_epoch_and_records_which(compose_cfg: Callable[..., 
     assert best.best_epoch == last.best_epoch != 3  # the best validation epoch, recorded truthfully by both
     assert best.tested_epoch == best.best_epoch and last.tested_epoch == 3 == last.epochs_trained - 1
     # the reported train/val metrics are those of the tested epoch
-    assert {k: v for k, v in best.metrics.items() if not k.startswith("test/")} == train_val(best.history[best.best_epoch])
-    assert {k: v for k, v in last.metrics.items() if not k.startswith("test/")} == train_val(last.history[-1])
+    assert {k: v for k, v in best.metrics.items() if not k.startswith("test/")} == epoch_metrics(best.history[best.best_epoch])
+    assert {k: v for k, v in last.metrics.items() if not k.startswith("test/")} == epoch_metrics(last.history[-1])
     # and the test ran on other weights than the best epoch's
     assert last.metrics["test/loss"] != best.metrics["test/loss"]
 

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import lightning as L
-from lightning.pytorch.callbacks import Checkpoint
+from lightning.pytorch.callbacks import Callback
 
 from graphbench.callbacks.history import EpochHistory
 from graphbench.callbacks.resources import ResourceTracker
@@ -29,15 +29,16 @@ def fill_from_history(record: RunRecord, history: EpochHistory, tracker: Resourc
         record.time_per_epoch_s = tracker.time_per_epoch_s
 
 
-class RecordProgress(Checkpoint):
-    """After every training epoch (and once training starts, after a resumed run restored its
-    history, and when fit ends with an exception), fills ``record`` from ``history``
-    (:func:`fill_from_history`). However the run then ends
-    (interrupted, preempted, diverged, failed), the run frame writes a ``results.json`` holding the
-    epochs trained, the best epoch so far with its train/val metrics, and the history.
+class RecordProgress(Callback):
+    """Fills ``record`` from ``history`` (:func:`fill_from_history`) however fit ends: when training ends
+    (``on_train_end``: the last epoch, early stopping, a stop request) and when an exception leaves it
+    (``on_exception``: Ctrl-C, SIGTERM, divergence, an error). However the run then ends, the run frame
+    writes a ``results.json`` holding the epochs trained, the best epoch so far with its train/val
+    metrics, and the history (of a resumed run, the restored epochs too).
 
-    A ``Checkpoint`` subclass for the order Lightning calls it in (metric-monitoring callbacks last,
-    in the order given): it must come after ``history`` in the Trainer's callback list.
+    Both hooks run after every callback's ``on_train_epoch_end`` of the last epoch, so the record holds
+    each epoch ``history`` recorded wherever this callback sits in the Trainer's list (Lightning calls
+    the ``Checkpoint`` callbacks, ``history`` among them, after the others).
     """
 
     def __init__(self, record: RunRecord, history: EpochHistory, tracker: ResourceTracker | None = None) -> None:
@@ -45,14 +46,8 @@ class RecordProgress(Checkpoint):
         self.history = history
         self.tracker = tracker
 
-    def on_train_start(self, trainer: L.Trainer, pl_module: L.LightningModule) -> None:
-        if self.history.epochs:  # resumed: the epochs before the interruption
-            fill_from_history(self.record, self.history, self.tracker)
-
-    def on_train_epoch_end(self, trainer: L.Trainer, pl_module: L.LightningModule) -> None:
+    def on_train_end(self, trainer: L.Trainer, pl_module: L.LightningModule) -> None:
         fill_from_history(self.record, self.history, self.tracker)
 
     def on_exception(self, trainer: L.Trainer, pl_module: L.LightningModule, exception: BaseException) -> None:
-        """Ctrl-C, SIGTERM or an error may land between ``history``'s epoch end and this one's:
-        Lightning calls every callback's ``on_exception`` on its way out, so fill once more."""
         fill_from_history(self.record, self.history, self.tracker)

@@ -105,8 +105,8 @@ def _fit_and_test(
     tested: str = "best",
 ) -> None:
     """Fit, then test at the best validation epoch (``tested="last"``: at the last epoch), filling
-    ``record``: after every epoch the epochs trained, the best epoch so far, its train/val metrics and
-    the history (``RecordProgress``, so a run that ends early records them), then the tested epoch's
+    ``record``: when fit ends, however it ends, the epochs trained, the best epoch so far, its train/val
+    metrics and the history (``RecordProgress``, so a run that ends early records them), then the tested epoch's
     train/val metrics and the test metrics. Only the ``writer`` (rank 0 of a DDP run, or the only
     process) logs and writes ``predictions.npz``."""
     check_config(cfg)
@@ -199,14 +199,11 @@ class RunCallbacks:
         )
 
     def trainer_callbacks(self, record: RunRecord) -> list[Callback]:
-        """In config order, with :class:`RecordProgress` (every ending records the epochs so far) right
-        after ``history``, which it reads; Lightning calls both after the best checkpoint they read."""
-        callbacks: list[Callback] = []
-        for callback in self.built:
-            callbacks.append(callback)
-            if callback is self.history:
-                callbacks.append(RecordProgress(record, self.history, self.tracker))
-        return callbacks
+        """In config order, then :class:`RecordProgress` when there is a ``history`` (every ending of fit
+        records the epochs so far)."""
+        if self.history is None:
+            return list(self.built)
+        return [*self.built, RecordProgress(record, self.history, self.tracker)]
 
 
 def _only(callbacks: list[Callback], kind: type[CallbackT]) -> CallbackT | None:
@@ -248,7 +245,7 @@ def _record_results(
 ) -> None:
     """The tested epoch's train/val metrics, the test metrics and the final NTK alignments
     (``callbacks=ntk``), the best and tested epochs, time per epoch and peak memory. RecordProgress filled
-    the rest after every epoch; without ``callbacks.history`` only the test metrics are known."""
+    the rest when fit ended; without ``callbacks.history`` only the test metrics are known."""
     metrics = epoch_metrics(tested_epoch or {})
     metrics.update({k: float(v) for k, v in test_metrics.items()})
     for ntk in parts.ntk:
