@@ -14,7 +14,7 @@ from lightning.pytorch.callbacks import Callback, EarlyStopping, LearningRateMon
 from lightning.pytorch.strategies import DDPStrategy
 from omegaconf import DictConfig
 
-from graphbench.build import build_callbacks, build_trainer
+from graphbench.build import build_callbacks, build_trainer, compile_options
 from graphbench.callbacks.divergence import DivergenceGuard
 from graphbench.callbacks.history import EpochHistory
 from graphbench.callbacks.last_checkpoint import LastCheckpoint
@@ -159,3 +159,13 @@ def test_ddp_finds_unused_parameters_under_an_unread_edge_encoder(
     trainer = build_trainer(cfg, [], [], str(tmp_path))
     assert isinstance(trainer.strategy, DDPStrategy)
     assert trainer.strategy._ddp_kwargs.get("find_unused_parameters", False) is find_unused
+
+
+def test_compile_options_follow_the_compile_mode_and_the_padding(compose_cfg: Callable[..., DictConfig]) -> None:
+    assert compile_options(compose_cfg([])) == {"static_shapes": False, "mode": "default"}
+    padded = compose_cfg(["dataset=peptides-func", "dataset.pad_to=buckets", "model.compile_mode=reduce-overhead"])
+    assert compile_options(padded) == {"static_shapes": True, "mode": "reduce-overhead"}
+    with pytest.raises(
+        ConfigError, match=r"^model.compile_mode=fast is not a torch.compile mode; valid: default, reduce-overhead, "
+    ):
+        compile_options(compose_cfg(["model.compile_mode=fast"]))

@@ -57,7 +57,8 @@ def network_builder(cfg: DictConfig, info: DatasetInfo) -> Callable[[int], nn.Mo
     partial = build(
         cfg.model,
         f"model '{cfg.model.name}'",
-        (*METADATA_KEYS, "consistency", "init"),  # the objective's part (build_task_module), the initialization
+        # the objective's part (build_task_module), the initialization, the compilation's mode (prepared_model)
+        (*METADATA_KEYS, "consistency", "init", "compile_mode"),
         _partial_=True,
         info=info,
         head=build(cfg.head, "head", METADATA_KEYS),
@@ -190,6 +191,16 @@ def build_trainer(
     )
 
 
+def compile_options(cfg: DictConfig) -> dict[str, Any]:
+    """The arguments of :func:`graphbench.speedups.compile_network` that ``cfg`` sets: ``model.compile_mode``
+    (``default`` when the model node has none) and static shapes for batches padded to buckets
+    (``dataset.pad_to=buckets``)."""
+    mode = str(cfg.model.get("compile_mode", "default"))
+    if mode not in speedups.COMPILE_MODES:
+        raise ConfigError(f"model.compile_mode={mode} is not a torch.compile mode; valid: {', '.join(speedups.COMPILE_MODES)}")
+    return {"static_shapes": cfg.dataset.get("pad_to", "none") == "buckets", "mode": mode}
+
+
 def prepared_model(
     cfg: DictConfig, info: DatasetInfo, record: RunRecord, checkpoint: dict[str, Any] | None = None
 ) -> GraphTaskModule:
@@ -206,7 +217,7 @@ def prepared_model(
         load_network_weights(network, weights, cfg.ckpt_path)
         log.info("weights from %s", cfg.ckpt_path)
     if cfg.model.compile:  # the forward, in place: state_dict keys (checkpoints) stay those of eager runs
-        network = speedups.compile_network(network)
+        network = speedups.compile_network(network, **compile_options(cfg))
     record.num_params, record.hidden_dim = sized.num_params, sized.hidden_dim
     record.monitor, record.metric, record.higher_is_better = info.monitor, info.metric, info.higher_is_better
     return build_task_module(cfg, network, info)

@@ -26,7 +26,7 @@ from graphbench.run.record import flat_config
 #: the config groups that say what the network is (its layers, width, head, PE encoder, norm)
 NETWORK_GROUPS: tuple[str, ...] = ("model", "head", "pe", "normalization", "budget")
 #: network keys that say how the network runs, not what it is: the command line's value is kept
-RUN_KEYS: tuple[str, ...] = ("model.compile",)
+RUN_KEYS: tuple[str, ...] = ("model.compile", "model.compile_mode")
 #: where the LightningModule keeps its network: the prefix of the network's keys in the checkpoint's state_dict
 NETWORK_PREFIX: str = "network."
 

@@ -14,6 +14,7 @@ from graphbench.data.datamodules.many_graphs import ManyGraphs, many_graphs_layo
 from graphbench.data.datamodules.schema import ManyGraphsConfig
 from graphbench.data.samplers import ClusterGCN, FullBatch
 from graphbench.data.store.graph_store import GraphStore
+from graphbench.data.store.padding import Bucket
 from graphbench.run.errors import ConfigError
 
 
@@ -68,3 +69,25 @@ def test_pad_to_is_one_of_its_choices() -> None:
     assert ManyGraphs(batch_size=2, pad_to="buckets").pad_to == "buckets"
     with pytest.raises(ConfigError, match=r"^dataset.pad_to='fixed' is not one of \['none', 'buckets'\]$"):
         ManyGraphs(batch_size=2, pad_to="fixed")
+
+
+def test_buckets_pad_graph_level_batches_gathered_on_the_cpu_only() -> None:
+    with pytest.raises(ConfigError, match=r"^dataset.pad_to=buckets pads the mini-batches of graph-level datasets; pattern is"):
+        many_graphs_layout("pattern", ManyGraphsConfig(batch_size=4, pad_to="buckets"), None, level="node")
+    with pytest.raises(ConfigError, match=r"^dataset.pad_to=buckets pads batches gathered on the CPU; with it set "):
+        ManyGraphs(batch_size=2, batch_on_device=True, pad_to="buckets")
+
+
+def test_buckets_are_chosen_at_setup_and_every_loader_pads_to_them() -> None:
+    dm = three_paths()
+    layout = ManyGraphs(batch_size=2, pad_to="buckets")
+    layout.setup(dm)  # type: ignore[arg-type]
+    assert layout.buckets is not None and layout.buckets.graphs == 3
+    dm.split_dataset = lambda split: layout.split_dataset(dm, split)  # type: ignore[arg-type]
+    (train,) = list(layout.loader(dm, "train", shuffle=False))  # type: ignore[arg-type]
+    (test,) = list(layout.loader(dm, "test", shuffle=False))  # type: ignore[arg-type]
+    # the training batch (paths of 2 and 3 nodes: 5 + 1 nodes, 3 edges) and the worst case (3 and 4 nodes: 7 + 1
+    # nodes, 5 edges), each rounded up to a multiple of 8: one bucket
+    assert layout.buckets.sizes == (Bucket(8, 8),)
+    assert train.num_graphs == test.num_graphs == 3 and train.num_real_graphs == 2 and test.num_real_graphs == 1
+    assert int(train.node_mask.sum()) == 5 and int(test.node_mask.sum()) == 4

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import logging
 from typing import TYPE_CHECKING
 
 import torch
@@ -13,10 +14,13 @@ from graphbench.data.info import Level
 from graphbench.data.samplers.base import FullBatch, Sampler
 from graphbench.data.store.graph_store import GraphStore
 from graphbench.data.store.loader import graph_loader
+from graphbench.data.store.padding import Buckets, choose_buckets
 from graphbench.run.errors import ConfigError
 
 if TYPE_CHECKING:
     from graphbench.data.datamodules.base import DataModule
+
+log = logging.getLogger(__name__)
 
 
 class ManyGraphs:
@@ -33,7 +37,9 @@ class ManyGraphs:
     ``label_nodes`` (node level): the nodes of a split's graphs carry an all-true ``{split}_mask`` and
     ``n_id``, their position in the whole dataset (so that predictions of different graphs never
     share an index). ``pad_to`` (one of :data:`~graphbench.data.datamodules.schema.PAD_TO`) says how
-    the batches are padded.
+    the batches are padded: ``buckets`` (graph level, batches gathered on the CPU) pads each batch to the
+    smallest of the :attr:`buckets` chosen at :meth:`setup` from the training split
+    (:func:`~graphbench.data.store.padding.choose_buckets`, :func:`~graphbench.data.store.padding.pad_batch`).
     """
 
     def __init__(
@@ -48,6 +54,12 @@ class ManyGraphs:
         self.batch_size = batch_size
         self.batch_on_device = batch_on_device
         self.pad_to = pad_to
+        if pad_to == "buckets" and batch_on_device:
+            raise ConfigError(
+                "dataset.pad_to=buckets pads batches gathered on the CPU; with it set dataset.batch_on_device=false"
+            )
+        #: the padded batches' shapes (pad_to=buckets), chosen at setup
+        self.buckets: Buckets | None = None
         self.label_nodes = label_nodes
         self._node_ids: Tensor | None = None
         #: many graphs are batched by graph (dataset.batch_size), never by a sampler, and have no one graph
@@ -65,6 +77,11 @@ class ManyGraphs:
                 f"dataset.batch_on_device=true: {dm.name} has attributes that only PyG's per-graph collate batches "
                 "(see graphbench.data.store.batching.batching_plan); set dataset.batch_on_device=false"
             )
+        if self.pad_to == "buckets":
+            slices = dm.dataset.slices
+            self.buckets = choose_buckets(slices["x"].diff(), slices["edge_index"].diff(), dm.splits["train"], self.batch_size)
+            sizes = ", ".join(f"{b.nodes:,}/{b.edges:,}" for b in self.buckets.sizes)
+            log.info("%s: batches padded to %d graphs and buckets of nodes/edges %s", dm.name, self.buckets.graphs, sizes)
 
     def split_dataset(self, dm: DataModule, split: str) -> GraphStore:
         assert dm.dataset is not None
@@ -81,7 +98,9 @@ class ManyGraphs:
         # every rank seeded the same global seed (seed_everything), so all draw the same permutation
         seed = torch.initial_seed()
         store = dm.split_dataset(split)
-        return graph_loader(store, self.batch_size, shuffle, dm.num_workers, dm.shard, seed, ids_only=self.batch_on_device)
+        return graph_loader(
+            store, self.batch_size, shuffle, dm.num_workers, dm.shard, seed, ids_only=self.batch_on_device, buckets=self.buckets
+        )
 
     def check_devices(self, dm: DataModule, world_size: int) -> None:
         """Graph-level loaders shard by graph, so they always can be split."""
@@ -100,6 +119,10 @@ def many_graphs_layout(name: str, config: ManyGraphsConfig, sampler: Sampler | N
         )
     if config.batch_size is None:
         raise ConfigError(f"dataset '{name}' has many graphs: set dataset.batch_size (graphs per batch)")
+    if config.pad_to == "buckets" and level != "graph":
+        raise ConfigError(
+            f"dataset.pad_to=buckets pads the mini-batches of graph-level datasets; {name} is {level}-level: set dataset.pad_to=none"
+        )
     if config.batch_on_device and level != "graph":
         raise ConfigError(
             f"dataset.batch_on_device=true gathers graph-level mini-batches on the device; {name} is not graph-level, "
