@@ -129,3 +129,34 @@ def test_a_compiled_network_trains_as_eager_and_its_checkpoint_loads_into_an_eag
     fresh = _network(GCNLayer, dropout=0.0)
     fresh.load_state_dict(state)
     assert all(torch.equal(a, b) for a, b in zip(fresh.state_dict().values(), state.values()))
+
+
+@pytest.mark.parametrize("mode", ["default", "reduce-overhead"])
+def test_a_network_compiled_for_static_shapes_trains_on_padded_batches_as_eager(mode: str) -> None:
+    """Batches padded to one bucket (graphbench.data.store.padding): one graph, compiled without a break
+    (fullgraph=True), for three steps of three batch sizes; ``reduce-overhead`` copies the output out of
+    the replayed graph (on the CPU no CUDA graph is recorded)."""
+    from torch._dynamo.utils import counters
+
+    from graphbench.data.store.padding import Bucket, pad_batch, real_graphs
+
+    eager = _losses(_network(GCNLayer, dropout=0.0), steps=3)
+    network = speedups.compile_network(_network(GCNLayer, dropout=0.0), static_shapes=True, mode=mode)
+    optimizer = torch.optim.AdamW(network.parameters(), lr=1e-2)
+    torch._dynamo.reset()
+    counters.clear()
+    losses = []
+    for step in range(3):  # 15, 18 and 21 nodes, all padded to 24 nodes and 48 edges
+        batch = pad_batch(_batch(step), Bucket(nodes=24, edges=48), graphs=4)
+        optimizer.zero_grad()
+        loss = F.binary_cross_entropy_with_logits(real_graphs(network(batch), batch), batch.y)
+        loss.backward()
+        optimizer.step()
+        losses.append(loss.detach())
+    torch.testing.assert_close(losses, eager, rtol=1e-5, atol=1e-6)
+    assert counters["stats"]["unique_graphs"] == 1 and not counters["graph_break"]
+
+
+def test_compile_network_names_the_valid_modes() -> None:
+    with pytest.raises(ValueError, match=r"^model.compile_mode='fast' is not one of \['default', 'reduce-overhead', "):
+        speedups.compile_network(_network(GCNLayer, dropout=0.0), mode="fast")
