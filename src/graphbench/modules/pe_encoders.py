@@ -102,7 +102,10 @@ class LapPEEncoder(nn.Module):
             vecs = vecs * signs.to(vecs.dtype)
         elif self.training and self.sign_flip:
             graph = _graph_index(batch, vecs)
-            num_graphs = int(graph.max()) + 1 if graph.numel() else 0
+            # a batch's own graph count (a padded batch's included) reads nothing back from the device
+            num_graphs: int | None = getattr(batch, "num_graphs", None)
+            if num_graphs is None:
+                num_graphs = int(graph.max()) + 1 if graph.numel() else 0
             signs = torch.randint(0, 2, (num_graphs, self.k), device=vecs.device) * 2 - 1
             vecs = vecs * signs[graph].to(vecs.dtype)
         if self.kind == "linear":
