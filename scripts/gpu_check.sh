@@ -22,7 +22,7 @@
 #   GPU_CHECK_COMPILE      model.compile values [false true]
 #   GPU_CHECK_PADDED       runs of the GCN recipe with dataset.pad_to=buckets [eager compiled cudagraphs]:
 #                          model.compile=false; model.compile=true; model.compile=true
-#                          model.compile_mode=reduce-overhead (batches gathered on the CPU, which padding needs)
+#                          model.compile_mode=reduce-overhead (device store on)
 #   PYTHON                 the interpreter [python]
 # Tensors that DataLoader workers send travel by torch's file_system sharing strategy: every run sets
 # it (graphbench.run.processes.share_tensors_through_files); file descriptors failed on the GPU machine.
@@ -116,7 +116,7 @@ for variant in "${PADDED[@]}"; do
   dir="$OUT/alone/gcn-padded-$variant"
   run_dirs+=("$dir")
   run "$PYTHON" run.py experiment=lrgb-tuned/peptides-func-gcn trainer=gpu "trainer.max_epochs=$EPOCHS" \
-    dataset.batch_on_device=false dataset.pad_to=buckets "${options[@]}" "paths.data_dir=$DATA" "hydra.run.dir=$dir" ||
+    dataset.batch_on_device=true dataset.pad_to=buckets "${options[@]}" "paths.data_dir=$DATA" "hydra.run.dir=$dir" ||
     failures+=("$dir")
 done
 

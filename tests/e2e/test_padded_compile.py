@@ -20,6 +20,8 @@ from graphbench.build import build_datamodule, prepared_model
 from graphbench.data.io.raw_files import RawFile, md5sum
 from graphbench.data.sources.graph import peptides
 from graphbench.run.record import RunRecord
+from graphbench.tasks.train import train
+from tests.conftest import FAST_CYCLES
 
 #: graphs of the fixture: 32 to train on (4 batches of 8), 8 to validate on
 NUM_TRAIN, NUM_VAL = 32, 8
@@ -120,3 +122,22 @@ def test_a_padded_compiled_epoch_compiles_once_per_bucket_and_trains_as_the_eage
     assert all(nodes % 8 == 0 and edges % 8 == 0 for _, nodes, edges in padded.shapes)
     assert counters["stats"]["unique_graphs"] == len(padded.shapes)
     assert not counters["graph_break"]
+
+
+def test_padded_runs_end_with_the_unpadded_runs_metrics(compose_cfg: Callable[..., DictConfig], tmp_path: Path) -> None:
+    """Two epochs of the cycles task (GINE, BatchNorm) in eager mode: batches padded on the CPU, or gathered
+    and padded on the device (``dataset.batch_on_device=true``), give the unpadded run's losses and metrics."""
+    runs = {}
+    for name, extra in {
+        "plain": [],
+        "padded": ["dataset.pad_to=buckets"],
+        "padded_on_device": ["dataset.pad_to=buckets", "dataset.batch_on_device=true"],
+    }.items():
+        runs[name] = train(compose_cfg([*FAST_CYCLES, "seed=1", "logger=none", *extra], run_dir=tmp_path / name))
+    assert all(run.status == "completed" for run in runs.values())
+    plain = runs["plain"].metrics
+    for name in ("padded", "padded_on_device"):
+        assert runs[name].metrics.keys() == plain.keys()
+        for key, value in plain.items():
+            assert runs[name].metrics[key] == pytest.approx(value, rel=1e-4, abs=1e-5), (name, key)
+        assert runs[name].best_epoch == runs["plain"].best_epoch

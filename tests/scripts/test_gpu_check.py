@@ -38,7 +38,7 @@ def test_dry_run_prints_every_command(tmp_path: Path) -> None:
     assert [c.split("hydra.run.dir=")[1] for c in padded] == [
         f"{tmp_path}/out/alone/gcn-padded-{variant}" for variant in ("eager", "compiled", "cudagraphs")
     ]
-    assert all("experiment=lrgb-tuned/peptides-func-gcn" in c and "dataset.batch_on_device=false" in c for c in padded)
+    assert all("experiment=lrgb-tuned/peptides-func-gcn" in c and "dataset.batch_on_device=true" in c for c in padded)
     assert "model.compile=true model.compile_mode=reduce-overhead" in padded[2] and "model.compile=false" in padded[0]
     together = [c for c in commands if "/together/" in c and c.endswith(" &")]
     assert [c.split()[2] for c in together] == [f"experiment=lrgb-tuned/peptides-func-{r}" for r in ("gcn", "gine", "gatedgcn")]

@@ -71,11 +71,9 @@ def test_pad_to_is_one_of_its_choices() -> None:
         ManyGraphs(batch_size=2, pad_to="fixed")
 
 
-def test_buckets_pad_graph_level_batches_gathered_on_the_cpu_only() -> None:
+def test_buckets_pad_graph_level_batches_only() -> None:
     with pytest.raises(ConfigError, match=r"^dataset.pad_to=buckets pads the mini-batches of graph-level datasets; pattern is"):
         many_graphs_layout("pattern", ManyGraphsConfig(batch_size=4, pad_to="buckets"), None, level="node")
-    with pytest.raises(ConfigError, match=r"^dataset.pad_to=buckets pads batches gathered on the CPU; with it set "):
-        ManyGraphs(batch_size=2, batch_on_device=True, pad_to="buckets")
 
 
 def test_buckets_are_chosen_at_setup_and_every_loader_pads_to_them() -> None:

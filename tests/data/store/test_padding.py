@@ -14,6 +14,7 @@ from torch.nn import functional as F
 from torch_geometric.data import Batch, Data
 
 from graphbench.data.info import DatasetInfo, FeatureSpec
+from graphbench.data.store.device_store import DeviceStore
 from graphbench.data.store.graph_store import GraphStore
 from graphbench.data.store.loader import graph_loader
 from graphbench.data.store.padding import Bucket, Buckets, choose_buckets, pad_batch, real_graphs
@@ -119,8 +120,14 @@ def test_the_padding_loader_hands_out_padded_batches_of_the_same_graphs() -> Non
     assert all(b.num_graphs == 3 for b in padded)
     for p, b in zip(padded, plain):
         assert torch.equal(p.x[: b.num_nodes], b.x) and torch.equal(p.y, b.y) and p.num_real_graphs == b.num_graphs
-    with pytest.raises(ValueError, match="exclude each other"):
-        graph_loader(store, batch_size=2, shuffle=False, ids_only=True, buckets=buckets)
+    # ids only: the batches are padded where they are gathered, from the dataset's copy on the device
+    on_device = DeviceStore(store, torch.device("cpu"))
+    for ids, p in zip(graph_loader(store, batch_size=2, shuffle=False, ids_only=True, buckets=buckets), padded):
+        assert ids.buckets == buckets
+        gathered = on_device.batch(ids.ids, ids.buckets)
+        assert gathered.num_real_graphs == p.num_real_graphs and gathered.num_graphs == 3
+        for key in ("x", "edge_index", "edge_attr", "rwse", "y", "batch", "ptr", "node_mask", "edge_mask"):
+            assert torch.equal(gathered[key], p[key]), key
 
 
 def network(layer: type[nn.Module], norm: str) -> GraphNetwork:

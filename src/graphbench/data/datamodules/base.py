@@ -320,7 +320,7 @@ class DataModule(L.LightningDataModule):
             if device not in self._on_device:
                 assert self.dataset is not None
                 self._on_device[device] = DeviceStore(self.dataset, device)
-            return self._on_device[device].batch(batch.ids)
+            return self._on_device[device].batch(batch.ids, batch.buckets)
         if device.type == "cpu":
             return batch
         return super().transfer_batch_to_device(batch, device, dataloader_idx)

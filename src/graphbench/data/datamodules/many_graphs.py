@@ -37,7 +37,7 @@ class ManyGraphs:
     ``label_nodes`` (node level): the nodes of a split's graphs carry an all-true ``{split}_mask`` and
     ``n_id``, their position in the whole dataset (so that predictions of different graphs never
     share an index). ``pad_to`` (one of :data:`~graphbench.data.datamodules.schema.PAD_TO`) says how
-    the batches are padded: ``buckets`` (graph level, batches gathered on the CPU) pads each batch to the
+    the batches are padded: ``buckets`` (graph level) pads each batch, where it is gathered, to the
     smallest of the :attr:`buckets` chosen at :meth:`setup` from the training split
     (:func:`~graphbench.data.store.padding.choose_buckets`, :func:`~graphbench.data.store.padding.pad_batch`).
     """
@@ -54,10 +54,6 @@ class ManyGraphs:
         self.batch_size = batch_size
         self.batch_on_device = batch_on_device
         self.pad_to = pad_to
-        if pad_to == "buckets" and batch_on_device:
-            raise ConfigError(
-                "dataset.pad_to=buckets pads batches gathered on the CPU; with it set dataset.batch_on_device=false"
-            )
         #: the padded batches' shapes (pad_to=buckets), chosen at setup
         self.buckets: Buckets | None = None
         self.label_nodes = label_nodes

@@ -16,6 +16,7 @@ from torch_geometric.data import Batch, Data
 
 from graphbench.data.store.batching import Column, gather_batch
 from graphbench.data.store.graph_store import GraphStore
+from graphbench.data.store.padding import Buckets, pad_batch
 
 
 class DeviceStore:
@@ -34,6 +35,10 @@ class DeviceStore:
         self.collated: Data = store.collated.to(device)
         self.slices: dict[str, Tensor] = {key: value.to(device) for key, value in store.slices.items()}
 
-    def batch(self, ids: Tensor) -> Batch:
-        """The graphs with dataset indices ``ids``, collated on the device."""
-        return gather_batch(self.collated, self.slices, self.plan, ids.to(self.device, non_blocking=True))
+    def batch(self, ids: Tensor, buckets: Buckets | None = None) -> Batch:
+        """The graphs with dataset indices ``ids``, collated on the device, and padded to the smallest of
+        ``buckets`` that fits them when given (:func:`~graphbench.data.store.padding.pad_batch`)."""
+        batch = gather_batch(self.collated, self.slices, self.plan, ids.to(self.device, non_blocking=True))
+        if buckets is None:
+            return batch
+        return pad_batch(batch, buckets.fit(int(batch.num_nodes), int(batch.num_edges)), buckets.graphs)

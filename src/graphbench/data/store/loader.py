@@ -20,20 +20,23 @@ from graphbench.data.store.sharding import Shard, eval_share, train_sampler
 
 @dataclass(frozen=True)
 class GraphIds:
-    """A mini-batch not yet gathered: the indices of its graphs in the whole dataset, in batch order."""
+    """A mini-batch not yet gathered: the indices of its graphs in the whole dataset, in batch order, and
+    the buckets the gathered batch is padded to (``None``: not padded)."""
 
     ids: Tensor
+    buckets: Buckets | None = None
 
 
 class IdsCollater:
     """The ``collate_fn`` of :func:`graph_loader` with ``ids_only``: positions in a store view -> the
     :class:`GraphIds` of those graphs (the batch is gathered later, on the training device)."""
 
-    def __init__(self, store: GraphStore) -> None:
+    def __init__(self, store: GraphStore, buckets: Buckets | None = None) -> None:
         self.store = store
+        self.buckets = buckets
 
     def __call__(self, positions: list[int]) -> GraphIds:
-        return GraphIds(self.store.graph_ids(positions))
+        return GraphIds(self.store.graph_ids(positions), self.buckets)
 
 
 class StoreCollater:
@@ -62,8 +65,8 @@ def graph_loader(
     :class:`GraphIds` for a :class:`~graphbench.data.store.device_store.DeviceStore` to gather. In a
     data-parallel run (``shard``), this rank's part only: a padded, ``seed``-ed permutation for
     training, an unpadded contiguous share for evaluation (:mod:`graphbench.data.store.sharding`).
-    With ``buckets`` (not with ``ids_only``) every batch is padded to the smallest bucket that fits it
-    (:class:`~graphbench.data.store.padding.PaddingCollater`)."""
+    With ``buckets`` every batch is padded to the smallest bucket that fits it
+    (:class:`~graphbench.data.store.padding.PaddingCollater`; with ``ids_only``, once gathered)."""
     positions: Sequence[int] = range(len(store))
     sampler = None
     if shard is not None and shard.distributed:
@@ -73,9 +76,7 @@ def graph_loader(
             positions = eval_share(positions, shard)
     collate_fn: IdsCollater | StoreCollater | PaddingCollater
     if ids_only:
-        if buckets is not None:
-            raise ValueError("graph_loader pads gathered batches: buckets and ids_only exclude each other")
-        collate_fn = IdsCollater(store)
+        collate_fn = IdsCollater(store, buckets)
     else:
         gather = StoreCollater(store)
         collate_fn = gather if buckets is None else PaddingCollater(gather, buckets)
