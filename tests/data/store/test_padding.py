@@ -177,3 +177,12 @@ def test_a_padded_batch_trains_a_copy_of_the_network_to_the_same_weights() -> No
             optimizer.step()
     for (name, p), q in zip(plain.state_dict().items(), twin.state_dict().values()):
         torch.testing.assert_close(q, p, rtol=1e-4, atol=1e-5, msg=name)
+
+
+@pytest.mark.skipif(not torch.cuda.is_available(), reason="needs a CUDA device")
+def test_a_batch_padded_on_cuda_equals_the_batch_padded_on_the_cpu() -> None:
+    batch = three_rings()
+    on_cpu = pad_batch(batch, Bucket(nodes=16, edges=28), graphs=5)
+    on_cuda = pad_batch(batch.to("cuda"), Bucket(nodes=16, edges=28), graphs=5)
+    for key in ("x", "edge_index", "edge_attr", "rwse", "y", "batch", "ptr", "node_mask", "edge_mask"):
+        assert on_cuda[key].is_cuda and torch.equal(on_cuda[key].cpu(), on_cpu[key]), key
