@@ -144,7 +144,7 @@ def network(layer: type[nn.Module], norm: str) -> GraphNetwork:
     )
 
 
-@pytest.mark.parametrize("norm", ["batchnorm", "layernorm", "none"])
+@pytest.mark.parametrize("norm", ["batchnorm", "graphnorm", "layernorm", "none"])
 @pytest.mark.parametrize("layer", [GCNLayer, GINELayer, GatedGCNLayer])
 def test_a_network_computes_on_a_padded_batch_what_it_computes_on_the_batch(layer: type[nn.Module], norm: str) -> None:
     batch = three_rings()
