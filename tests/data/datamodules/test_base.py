@@ -12,12 +12,12 @@ import torch
 from torch_geometric.data import Data
 
 from graphbench.data.datamodules import GraphLevelDataModule
-from graphbench.data.datamodules.schema import DatasetConfig, ManyGraphsConfig
 from graphbench.data.info import DataFacts, FeatureSpec
 from graphbench.data.io.raw_root import RawRoot
 from graphbench.data.sources.base import Source
 from graphbench.data.store.graph_store import GraphStore
 from graphbench.run.errors import ConfigError, DataError
+from tests.data._datamodules import graph_level
 
 #: the protocol of the toy source
 TOY: dict[str, Any] = dict(task_type="binary", metric="accuracy", higher_is_better=True)
@@ -41,12 +41,7 @@ class ToySource(Source):
 
 def make(tmp_path: Path, batch_on_device: Any = False, **keys: Any) -> GraphLevelDataModule:
     """The toy source's DataModule: 4 graphs per batch, ``keys`` of its :class:`DatasetConfig` replaced."""
-    dataset = DatasetConfig(
-        **{"name": "toy", "data_dir": tmp_path, "cache_dir": tmp_path / "cache", **TOY, **keys}  # type: ignore[arg-type]
-    )
-    return GraphLevelDataModule(
-        source=ToySource(), dataset=dataset, layout=ManyGraphsConfig(batch_size=4, batch_on_device=batch_on_device)
-    )
+    return graph_level(ToySource(), tmp_path, tmp_path / "cache", name="toy", batch_on_device=batch_on_device, **{**TOY, **keys})
 
 
 def test_channelwise_uses_training_statistics_only(tmp_path: Path) -> None:
@@ -83,17 +78,14 @@ class DataReadingSource(ToySource):
 
 def test_info_reads_no_data_facts_from_the_data_come_after_setup(tmp_path: Path) -> None:
     assert make(tmp_path).info.num_outputs == 1  # stated by the source
-    dm = GraphLevelDataModule(
-        source=DataReadingSource(),
-        dataset=DatasetConfig(
-            name="toy",
-            data_dir=tmp_path,
-            cache_dir=tmp_path / "cache",
-            task_type="multiclass",
-            metric="accuracy",
-            higher_is_better=True,
-        ),
-        layout=ManyGraphsConfig(batch_size=4),
+    dm = graph_level(
+        DataReadingSource(),
+        tmp_path,
+        tmp_path / "cache",
+        name="toy",
+        task_type="multiclass",
+        metric="accuracy",
+        higher_is_better=True,
     )
     with pytest.raises(DataError, match=r"toy: DataReadingSource reads its facts .* call setup\(\) before reading info"):
         _ = dm.info
@@ -111,21 +103,9 @@ def test_a_source_of_another_level_names_the_datamodule_to_use(tmp_path: Path) -
         ConfigError,
         match=r"NodeToySource is node-level, but GraphLevelDataModule serves graph-level sources; set dataset._target_",
     ):
-        GraphLevelDataModule(
-            source=NodeToySource(),
-            dataset=DatasetConfig(
-                name="toy", data_dir=tmp_path, cache_dir=tmp_path, task_type="binary", metric="accuracy", higher_is_better=True
-            ),
-            layout=ManyGraphsConfig(batch_size=4),
-        )
+        graph_level(NodeToySource(), tmp_path, tmp_path, name="toy", **TOY)
     with pytest.raises(ConfigError, match="must build a graphbench Source"):
-        GraphLevelDataModule(
-            source="toy",
-            dataset=DatasetConfig(
-                name="toy", data_dir=tmp_path, cache_dir=tmp_path, task_type="binary", metric="accuracy", higher_is_better=True
-            ),
-            layout=ManyGraphsConfig(batch_size=4),
-        )
+        graph_level("toy", tmp_path, tmp_path, name="toy", **TOY)  # type: ignore[arg-type]
 
 
 def test_cache_is_keyed_by_source_parameters(tmp_path: Path) -> None:
@@ -137,18 +117,7 @@ def test_cache_is_keyed_by_source_parameters(tmp_path: Path) -> None:
             return (self.size,)
 
     for size in (1, 2, 2):
-        GraphLevelDataModule(
-            source=Sized(size),
-            dataset=DatasetConfig(
-                name="toy",
-                data_dir=tmp_path,
-                cache_dir=tmp_path / "cache",
-                task_type="binary",
-                metric="accuracy",
-                higher_is_better=True,
-            ),
-            layout=ManyGraphsConfig(batch_size=4),
-        ).setup()
+        graph_level(Sized(size), tmp_path, tmp_path / "cache", name="toy", **TOY).setup()
     assert len(list((tmp_path / "cache").glob("toy-*.pt"))) == 2
 
 
@@ -187,18 +156,7 @@ class NoTestSplit(ToySource):
 
 
 def test_a_missing_split_is_a_data_error(tmp_path: Path) -> None:
-    dm = GraphLevelDataModule(
-        source=NoTestSplit(),
-        dataset=DatasetConfig(
-            name="toy",
-            data_dir=tmp_path,
-            cache_dir=tmp_path / "cache",
-            task_type="binary",
-            metric="accuracy",
-            higher_is_better=True,
-        ),
-        layout=ManyGraphsConfig(batch_size=4),
-    )
+    dm = graph_level(NoTestSplit(), tmp_path, tmp_path / "cache", name="toy", **TOY)
     with pytest.raises(DataError, match=r"^toy: split 'test' missing; found \['train', 'val'\]$"):
         dm.setup()
 

@@ -9,11 +9,10 @@ import pytest
 import torch
 from torch_geometric.data import Data
 
-from graphbench.data.datamodules import GraphLevelDataModule
-from graphbench.data.datamodules.schema import DatasetConfig, ManyGraphsConfig
 from graphbench.data.io.raw_root import RawRoot
 from graphbench.data.sources.base import OneGraphNodeSource
 from graphbench.run.errors import ConfigError
+from tests.data._datamodules import graph_level
 from tests.data.datamodules.test_base import make
 
 
@@ -58,11 +57,5 @@ class OneGraph(OneGraphNodeSource):
 
 def test_one_graph_is_refused(tmp_path: Path) -> None:
     with pytest.raises(ConfigError, match=r"^dataset 'one': OneGraph ships one graph; graph-level tasks need many graphs$"):
-        GraphLevelDataModule(
-            source=OneGraph(),
-            dataset=DatasetConfig(
-                name="one", data_dir=tmp_path, cache_dir=tmp_path, task_type="binary", metric="accuracy", higher_is_better=True
-            ),
-            layout=ManyGraphsConfig(batch_size=4),
-        )
+        graph_level(OneGraph(), tmp_path, tmp_path, name="one", task_type="binary", metric="accuracy", higher_is_better=True)
     assert make(tmp_path, batch_on_device=True).batch_on_device

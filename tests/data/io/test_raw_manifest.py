@@ -15,7 +15,6 @@ import pytest
 import torch
 
 from graphbench.data.datamodules import NodeLevelDataModule
-from graphbench.data.datamodules.schema import DatasetConfig
 from graphbench.data.io import raw_manifest
 from graphbench.data.io.raw_files import RawFile, md5sum
 from graphbench.data.io.raw_manifest import RACY_NS, RawManifest, load_or_build_from_raw
@@ -23,6 +22,7 @@ from graphbench.data.io.raw_root import RawRoot
 from graphbench.data.sources.node.geom_gcn import GeomGCN
 from graphbench.run.errors import ConfigError, DataError
 from tests.conftest import real_data_root
+from tests.data._datamodules import node_level
 
 TOY = RawFile("toy/raw/values.txt")
 AN_HOUR_AGO = time.time() - 3600
@@ -180,6 +180,14 @@ def test_missing_files_are_not_announced_as_a_build_and_leave_no_lock(tmp_path: 
     assert sorted(p.suffix for p in (tmp_path / "cache").iterdir()) == [".json", ".pt"]
 
 
+def texas(data_dir: Path, cache: Path) -> NodeLevelDataModule:
+    """WebKB/texas (GeomGCN) read from ``data_dir``, cached under ``cache``: one graph, its fixed split."""
+    source = GeomGCN(name="texas")
+    return node_level(
+        source, data_dir, cache, name="texas", task_type="multiclass", metric="accuracy", higher_is_better=True, batch_size=None
+    )
+
+
 @pytest.mark.real_data
 def test_texas_is_rebuilt_after_one_raw_byte_changed(tmp_path: Path) -> None:
     """A copy of WebKB/texas with one feature byte edited: the cache is rebuilt
@@ -188,17 +196,7 @@ def test_texas_is_rebuilt_after_one_raw_byte_changed(tmp_path: Path) -> None:
     shutil.copytree(real_data_root() / "WebKB" / "texas", data / "WebKB" / "texas")
 
     def setup(data_dir: Path) -> NodeLevelDataModule:
-        module = NodeLevelDataModule(
-            source=GeomGCN(name="texas"),
-            dataset=DatasetConfig(
-                name="texas",
-                data_dir=data_dir,
-                cache_dir=tmp_path / "cache",
-                task_type="multiclass",
-                metric="accuracy",
-                higher_is_better=True,
-            ),
-        )
+        module = texas(data_dir, tmp_path / "cache")
         module.setup()
         return module
 
@@ -283,17 +281,7 @@ def test_file_md5s_name_each_recorded_raw_file_with_its_current_md5(tmp_path: Pa
 def test_a_datamodule_names_the_md5_of_every_raw_file_it_read(tmp_path: Path) -> None:
     data = tmp_path / "data"
     shutil.copytree(real_data_root() / "WebKB" / "texas", data / "WebKB" / "texas")
-    module = NodeLevelDataModule(
-        source=GeomGCN(name="texas"),
-        dataset=DatasetConfig(
-            name="texas",
-            data_dir=data,
-            cache_dir=tmp_path / "cache",
-            task_type="multiclass",
-            metric="accuracy",
-            higher_is_better=True,
-        ),
-    )
+    module = texas(data, tmp_path / "cache")
     with pytest.raises(DataError, match=r"^texas: call prepare_data\(\) or setup\(\) before raw_file_md5s\(\)$"):
         module.raw_file_md5s()
     module.setup()

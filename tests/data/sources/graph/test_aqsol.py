@@ -11,9 +11,9 @@ import pytest
 import torch
 
 from graphbench.data.datamodules import GraphLevelDataModule
-from graphbench.data.datamodules.schema import DatasetConfig, ManyGraphsConfig
 from graphbench.data.sources.graph.aqsol import AQSOL
 from graphbench.run.errors import DataError
+from tests.data._datamodules import graph_level
 
 
 def make_graph(rng: np.random.Generator, n: int, with_edges: bool = True) -> tuple:
@@ -40,19 +40,7 @@ def write_aqsol(root: Path) -> None:
 
 
 def datamodule(root: Path, cache: Path) -> GraphLevelDataModule:
-    return GraphLevelDataModule(
-        source=AQSOL(),
-        dataset=DatasetConfig(
-            name="aqsol",
-            data_dir=root,
-            cache_dir=cache,
-            task_type="regression",
-            metric="mae",
-            higher_is_better=False,
-            download=False,
-        ),
-        layout=ManyGraphsConfig(batch_size=4),
-    )
+    return graph_level(AQSOL(), root, cache, name="aqsol", task_type="regression", metric="mae", higher_is_better=False)
 
 
 def test_reads_official_layout_like_pyg(tmp_path: Path) -> None:

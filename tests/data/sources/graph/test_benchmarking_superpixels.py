@@ -10,9 +10,9 @@ import pytest
 import torch
 
 from graphbench.data.datamodules import GraphLevelDataModule
-from graphbench.data.datamodules.schema import DatasetConfig, ManyGraphsConfig
 from graphbench.data.sources.graph.benchmarking_superpixels import BenchmarkingSuperpixels
 from graphbench.run.errors import ConfigError, DataError
+from tests.data._datamodules import graph_level
 
 
 def make_graph(gen: torch.Generator, n: int, channels: int, label: int) -> dict:
@@ -36,19 +36,8 @@ def write_superpixels(root: Path, name: str, channels: int) -> None:
 
 
 def datamodule(root: Path, cache: Path, name: str) -> GraphLevelDataModule:
-    return GraphLevelDataModule(
-        source=BenchmarkingSuperpixels(superpixel_name=name),
-        dataset=DatasetConfig(
-            name=name.lower(),
-            data_dir=root,
-            cache_dir=cache,
-            task_type="multiclass",
-            metric="accuracy",
-            higher_is_better=True,
-            download=False,
-        ),
-        layout=ManyGraphsConfig(batch_size=4),
-    )
+    source = BenchmarkingSuperpixels(superpixel_name=name)
+    return graph_level(source, root, cache, name=name.lower(), task_type="multiclass", metric="accuracy", higher_is_better=True)
 
 
 @pytest.mark.parametrize(("name", "channels"), [("MNIST", 1), ("CIFAR10", 3)])

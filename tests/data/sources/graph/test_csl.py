@@ -9,10 +9,10 @@ import pytest
 import torch
 
 from graphbench.data.datamodules import GraphLevelDataModule
-from graphbench.data.datamodules.schema import DatasetConfig, ManyGraphsConfig
 from graphbench.data.sources.graph.csl import CSL, CSL_SKIPS, csl_edge_index, generate_csl
 from graphbench.run.errors import ConfigError, DataError
 from tests.conftest import real_data_root
+from tests.data._datamodules import graph_level
 
 
 def test_csl_graph_is_a_cycle_with_skip_links() -> None:
@@ -49,18 +49,9 @@ def write_folds(root: Path) -> None:
 
 
 def datamodule(root: Path, cache: Path, **source_args: object) -> GraphLevelDataModule:
-    return GraphLevelDataModule(
-        source=CSL(**source_args),
-        dataset=DatasetConfig(
-            name="csl",
-            data_dir=root,
-            cache_dir=cache,
-            task_type="multiclass",
-            metric="accuracy",
-            higher_is_better=True,
-            download=False,
-        ),
-        layout=ManyGraphsConfig(batch_size=5),
+    source = CSL(**source_args)
+    return graph_level(
+        source, root, cache, name="csl", task_type="multiclass", metric="accuracy", higher_is_better=True, batch_size=5
     )
 
 

@@ -7,9 +7,9 @@ import pytest
 import torch
 
 from graphbench.data.datamodules import GraphLevelDataModule
-from graphbench.data.datamodules.schema import DatasetConfig, ManyGraphsConfig
 from graphbench.data.sources.graph.cycles import Cycles, generate_cycles, tree_graph, unicyclic_graph
 from graphbench.run.errors import ConfigError
+from tests.data._datamodules import graph_level
 
 
 def cycle_lengths(edge_index: np.ndarray) -> list[int]:
@@ -66,17 +66,15 @@ def test_hard_variant_negatives_hold_another_cycle_length() -> None:
 def make_dm(tmp_path: Path, batch_size: int = 8, **overrides: object) -> GraphLevelDataModule:
     source_args = dict(num_train=20, num_val=6, num_test=6, min_nodes=8, max_nodes=12)
     source_args.update(overrides)
-    return GraphLevelDataModule(
-        source=Cycles(**source_args),
-        dataset=DatasetConfig(
-            name="cycles",
-            data_dir=tmp_path / "data",
-            cache_dir=tmp_path / "cache",
-            task_type="binary",
-            metric="accuracy",
-            higher_is_better=True,
-        ),
-        layout=ManyGraphsConfig(batch_size=batch_size),
+    return graph_level(
+        Cycles(**source_args),
+        tmp_path / "data",
+        tmp_path / "cache",
+        name="cycles",
+        task_type="binary",
+        metric="accuracy",
+        higher_is_better=True,
+        batch_size=batch_size,
     )
 
 

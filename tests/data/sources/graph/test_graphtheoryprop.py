@@ -10,9 +10,9 @@ import pytest
 import torch
 
 from graphbench.data.datamodules import GraphLevelDataModule
-from graphbench.data.datamodules.schema import DatasetConfig, ManyGraphsConfig
 from graphbench.data.sources.graph import graphtheoryprop as gtp
 from graphbench.run.errors import ConfigError
+from tests.data._datamodules import graph_level
 
 
 def adjacency(n: int, edges: list[tuple[int, int]]) -> np.ndarray:
@@ -59,17 +59,15 @@ def datamodule(cache: Path, seed: int = 0) -> GraphLevelDataModule:
         graphs_per_size={"train": 8, "val": 4, "test": 4},
         generation_seed=seed,
     )
-    return GraphLevelDataModule(
-        source=source,
-        dataset=DatasetConfig(
-            name="graphtheoryprop",
-            data_dir=cache,
-            cache_dir=cache,
-            task_type="regression",
-            metric="log_mse",
-            higher_is_better=False,
-        ),
-        layout=ManyGraphsConfig(batch_size=8),
+    return graph_level(
+        source,
+        cache,
+        cache,
+        name="graphtheoryprop",
+        task_type="regression",
+        metric="log_mse",
+        higher_is_better=False,
+        batch_size=8,
     )
 
 

@@ -12,9 +12,9 @@ import torch
 from ogb.utils import smiles2graph
 
 from graphbench.data.datamodules import GraphLevelDataModule
-from graphbench.data.datamodules.schema import DatasetConfig, ManyGraphsConfig
 from graphbench.data.sources.graph.ogbg import OGBGraphProperty
 from graphbench.run.errors import ConfigError, DataError
+from tests.data._datamodules import graph_level
 
 SMILES = ["CCO", "c1ccccc1", "CC(=O)O", "N#N", "OCC(O)CO"]
 
@@ -33,18 +33,9 @@ def write_ogb(root: Path, folder: str, tasks: list[str], rows: list[list[str]], 
 
 
 def datamodule(root: Path, cache: Path, ogb_name: str) -> GraphLevelDataModule:
-    return GraphLevelDataModule(
-        source=OGBGraphProperty(ogb_name=ogb_name, featurize_workers=1),
-        dataset=DatasetConfig(
-            name=ogb_name,
-            data_dir=root,
-            cache_dir=cache,
-            task_type="binary",
-            metric="rocauc",
-            higher_is_better=True,
-            download=False,
-        ),
-        layout=ManyGraphsConfig(batch_size=2),
+    source = OGBGraphProperty(ogb_name=ogb_name, featurize_workers=1)
+    return graph_level(
+        source, root, cache, name=ogb_name, task_type="binary", metric="rocauc", higher_is_better=True, batch_size=2
     )
 
 

@@ -12,7 +12,6 @@ import torch
 from ogb.utils import smiles2graph
 
 from graphbench.data.datamodules import GraphLevelDataModule
-from graphbench.data.datamodules.schema import DatasetConfig, ManyGraphsConfig
 from graphbench.data.io.raw_files import RawFile, md5sum
 from graphbench.data.sources.graph import peptides
 from graphbench.data.sources.graph.peptides import (
@@ -25,6 +24,7 @@ from graphbench.data.sources.graph.peptides import (
 from graphbench.data.sources.molecules import featurize_smiles
 from graphbench.run.errors import DataError
 from tests.conftest import real_data_root
+from tests.data._datamodules import graph_level
 
 SMILES = ["CC(=O)N[C@@H](C)C(=O)O", "NCC(=O)NCC(=O)O", "c1ccccc1O"]
 
@@ -83,18 +83,15 @@ def test_split_must_index_inside_the_dataset(tmp_path: Path) -> None:
 @pytest.mark.real_data
 def test_real_peptides_func(shared_cache_dir: Path) -> None:
     root = real_data_root()
-    dm = GraphLevelDataModule(
-        source=PeptidesFunc(),
-        dataset=DatasetConfig(
-            name="peptides-func",
-            data_dir=root,
-            cache_dir=shared_cache_dir,
-            task_type="multilabel",
-            metric="ap",
-            higher_is_better=True,
-            download=False,
-        ),
-        layout=ManyGraphsConfig(batch_size=64),
+    dm = graph_level(
+        PeptidesFunc(),
+        root,
+        shared_cache_dir,
+        name="peptides-func",
+        task_type="multilabel",
+        metric="ap",
+        higher_is_better=True,
+        batch_size=64,
     )
     dm.setup()
     assert len(dm.dataset) == 15535
@@ -131,18 +128,9 @@ def write_struct_fixture(root: Path) -> np.ndarray:
 
 
 def struct_datamodule(root: Path, cache: Path, **source_args: object) -> GraphLevelDataModule:
-    return GraphLevelDataModule(
-        source=PeptidesStruct(featurize_workers=1, **source_args),
-        dataset=DatasetConfig(
-            name="peptides-struct",
-            data_dir=root,
-            cache_dir=cache,
-            task_type="regression",
-            metric="mae",
-            higher_is_better=False,
-            download=False,
-        ),
-        layout=ManyGraphsConfig(batch_size=2),
+    source = PeptidesStruct(featurize_workers=1, **source_args)
+    return graph_level(
+        source, root, cache, name="peptides-struct", task_type="regression", metric="mae", higher_is_better=False, batch_size=2
     )
 
 

@@ -12,10 +12,10 @@ import pytest
 import torch
 
 from graphbench.data.datamodules import GraphLevelDataModule
-from graphbench.data.datamodules.schema import DatasetConfig, ManyGraphsConfig
 from graphbench.data.sources.graph.tudataset import TUDataset
 from graphbench.run.errors import ConfigError, DataError
 from tests.conftest import real_data_root
+from tests.data._datamodules import graph_level
 
 # three graphs: a triangle with a duplicated edge and a self loop, a path, an edge; classes 3, 1, 3, 1
 EDGES = [
@@ -56,18 +56,8 @@ def write_tu(root: Path, name: str = "TOY", graph_labels: list[int] = GRAPH_LABE
 
 def datamodule(root: Path, cache: Path, name: str = "toy", **source_args: object) -> GraphLevelDataModule:
     source = TUDataset(**{"tu_name": "TOY", "name": name, **source_args})  # type: ignore[arg-type]
-    return GraphLevelDataModule(
-        source=source,
-        dataset=DatasetConfig(
-            name=name,
-            data_dir=root,
-            cache_dir=cache,
-            task_type="multiclass",
-            metric="accuracy",
-            higher_is_better=True,
-            download=False,
-        ),
-        layout=ManyGraphsConfig(batch_size=2),
+    return graph_level(
+        source, root, cache, name=name, task_type="multiclass", metric="accuracy", higher_is_better=True, batch_size=2
     )
 
 

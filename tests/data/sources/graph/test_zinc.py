@@ -10,9 +10,9 @@ import pytest
 import torch
 
 from graphbench.data.datamodules import GraphLevelDataModule
-from graphbench.data.datamodules.schema import DatasetConfig, ManyGraphsConfig
 from graphbench.data.sources.graph.zinc import ZINC
 from graphbench.run.errors import DataError
+from tests.data._datamodules import graph_level
 
 SIZES = {"train": 6, "val": 3, "test": 3}
 SUBSET = {"train": [4, 0, 2], "val": [1], "test": [2, 0]}
@@ -41,19 +41,8 @@ def write_zinc(root: Path) -> dict[str, list[dict]]:
 
 
 def datamodule(root: Path, cache: Path, subset: bool) -> GraphLevelDataModule:
-    return GraphLevelDataModule(
-        source=ZINC(subset=subset),
-        dataset=DatasetConfig(
-            name="zinc" if subset else "zinc-full",
-            data_dir=root,
-            cache_dir=cache,
-            task_type="regression",
-            metric="mae",
-            higher_is_better=False,
-            download=False,
-        ),
-        layout=ManyGraphsConfig(batch_size=4),
-    )
+    name = "zinc" if subset else "zinc-full"
+    return graph_level(ZINC(subset=subset), root, cache, name=name, task_type="regression", metric="mae", higher_is_better=False)
 
 
 @pytest.mark.parametrize("subset", [True, False])

@@ -11,10 +11,10 @@ import torch
 from torch import nn
 
 from graphbench.data.datamodules import NodeLevelDataModule
-from graphbench.data.datamodules.schema import DatasetConfig, ManyGraphsConfig
 from graphbench.data.sources.node.lrgb_superpixels import COCO_CATEGORY_IDS, LRGBSuperpixels
 from graphbench.modules.task_module import GraphTaskModule
 from graphbench.run.errors import DataError
+from tests.data._datamodules import node_level
 
 SIZES = {"train": 4, "val": 2, "test": 2}
 
@@ -35,18 +35,9 @@ def write_lrgb(root: Path, name: str, labels: list[int]) -> None:
 
 
 def datamodule(root: Path, cache: Path, name: str) -> NodeLevelDataModule:
-    return NodeLevelDataModule(
-        source=LRGBSuperpixels(lrgb_name=name),
-        dataset=DatasetConfig(
-            name=name,
-            data_dir=root,
-            cache_dir=cache,
-            task_type="multiclass",
-            metric="f1_macro",
-            higher_is_better=True,
-            download=False,
-        ),
-        layout=ManyGraphsConfig(batch_size=3),
+    source = LRGBSuperpixels(lrgb_name=name)
+    return node_level(
+        source, root, cache, name=name, task_type="multiclass", metric="f1_macro", higher_is_better=True, batch_size=3
     )
 
 

@@ -8,27 +8,25 @@ import pytest
 import torch
 
 from graphbench.data.datamodules import NodeLevelDataModule
-from graphbench.data.datamodules.schema import DatasetConfig, ManyGraphsConfig
 from graphbench.data.sources.node.sbm_patterns import SBMPatterns, block_model, cluster_graph, pattern_graph
 from graphbench.run.errors import ConfigError
+from tests.data._datamodules import node_level
 
 PATTERN = dict(kind="pattern", num_communities=5, p=0.5, q=0.35, num_patterns=2, graphs_per_pattern=[4, 2, 2])
 CLUSTER = dict(kind="cluster", num_communities=6, p=0.55, q=0.25, num_graphs=[6, 2, 2])
 
 
 def make_dm(tmp_path: Path, params: dict[str, Any], **overrides: Any) -> NodeLevelDataModule:
-    return NodeLevelDataModule(
-        source=SBMPatterns(**{**params, **overrides}),
-        dataset=DatasetConfig(
-            name=params["kind"],
-            data_dir=tmp_path,
-            cache_dir=tmp_path / "cache",
-            task_type="multiclass",
-            metric="weighted_accuracy",
-            higher_is_better=True,
-            split="generated",
-        ),
-        layout=ManyGraphsConfig(batch_size=4),
+    return node_level(
+        SBMPatterns(**{**params, **overrides}),
+        tmp_path,
+        tmp_path / "cache",
+        name=params["kind"],
+        task_type="multiclass",
+        metric="weighted_accuracy",
+        higher_is_better=True,
+        batch_size=4,
+        split="generated",
     )
 
 
