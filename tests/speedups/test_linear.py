@@ -8,7 +8,6 @@ import torch
 from torch import Tensor, nn
 from torch.nn import functional as F
 
-from graphbench.speedups import linear as linear_module
 from graphbench.speedups.linear import _ONEDNN, Linear, linear
 
 needs_onednn = pytest.mark.skipif(not _ONEDNN, reason="this torch build has no oneDNN linear")
@@ -18,12 +17,6 @@ W = torch.tensor([[1.0, 0.0], [0.0, 2.0], [1.0, 1.0]])
 B = torch.tensor([0.5, -1.0, 0.0])
 #: the upstream gradient dL/dy
 G = torch.tensor([[1.0, 0.0, 2.0], [0.0, 1.0, -1.0]])
-
-
-@pytest.fixture(autouse=True)
-def every_size_takes_onednn(monkeypatch: pytest.MonkeyPatch) -> None:
-    """The small products below take the oneDNN path as large ones do."""
-    monkeypatch.setattr(linear_module, "MIN_MACS", 0)
 
 
 def _took_onednn(y: Tensor) -> bool:
@@ -107,15 +100,6 @@ def test_inputs_it_does_not_take_go_to_f_linear(case: str) -> None:
         y, expected = linear(x, w, b), F.linear(x, w, b)
     assert not _took_onednn(y)
     assert y.dtype == expected.dtype and torch.equal(y, expected)
-
-
-def test_products_below_the_size_threshold_go_to_f_linear(monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr(linear_module, "MIN_MACS", X.size(0) * W.size(0) * W.size(1) + 1)
-    x, w, b = _leaves(X, W, B)
-    y = linear(x, w, b)
-    assert not _took_onednn(y) and torch.equal(y, F.linear(X, W, B))
-    monkeypatch.setattr(linear_module, "MIN_MACS", X.size(0) * W.size(0) * W.size(1))
-    assert _took_onednn(linear(x, w, b)) == _ONEDNN
 
 
 def test_torch_func_transforms_use_f_linear() -> None:

@@ -23,7 +23,6 @@ from graphbench.modules.network import GraphNetwork
 from graphbench.modules.norms import NodeNorm
 from graphbench.speedups import cpu_bernoulli, result_moves
 from graphbench.speedups import dropout as dropout_module
-from graphbench.speedups import linear as linear_module
 from graphbench.speedups.dropout import Dropout
 from graphbench.speedups.linear import Linear, OneDnnPyGLinear
 from graphbench.speedups.quiet_profiler import QuietProfiler
@@ -93,7 +92,6 @@ def test_apply_swaps_exact_classes_and_keeps_parameters_and_their_names() -> Non
 @pytest.mark.parametrize("layer", [GCNLayer, GINELayer])
 def test_speedups_off_trains_with_the_same_losses(layer: type[nn.Module], monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr(dropout_module, "MIN_ELEMENTS", 0)  # this small network's dropouts take the compiled mask
-    monkeypatch.setattr(linear_module, "MIN_MACS", 0)  # and its products oneDNN's path
     draws: list[int] = []
     draw = cpu_bernoulli.draw
     monkeypatch.setattr(cpu_bernoulli, "draw", lambda n, p: draws.append(n) or draw(n, p))

@@ -10,11 +10,7 @@ torch's Inductor compiles CPU linears to), computes the same product. On the EPY
 
 :func:`linear` takes a sparse CSR input (IGB's fits on raw bag-of-words features) through one sparse
 product, :class:`_SparseRowsProduct`, on any device, inside ``vmap`` too. It takes the oneDNN path for 2-D float32 CPU inputs outside ``torch.func`` transforms,
-CPU autocast and ``torch.compile`` (which cannot lower this op; it emits its own), and only for products of
-at least :data:`MIN_MACS` multiply-adds (rows x in x out); everything else goes to ``F.linear``. Below that
-size the Python of a custom autograd function costs more than MKL loses: on a 2-core Intel Xeon, one
-thread, forward and backward of ``[N, 236] @ [236, 236]`` took 215 against 442 µs at N = 22, 2.16
-against 2.24 ms at N = 512 and 28.3 against 23.1 ms at N = 8192. Its backward computes
+CPU autocast and ``torch.compile`` (which cannot lower this op; it emits its own); everything else goes to ``F.linear``. Its backward computes
 :math:`\partial L/\partial x = g W` on oneDNN as well (a linear with weight :math:`W^\top`),
 :math:`\partial L/\partial W = g^\top x` with torch's ``mm`` (MKL was as fast as oneDNN there) and
 :math:`\partial L/\partial b = \sum_n g_n`; under ``create_graph`` it differentiates through torch's
@@ -35,8 +31,6 @@ from torch_geometric.nn.dense.linear import Linear as PyGLinear
 from graphbench.speedups.functorch import only_vmapped, transformed
 
 _ONEDNN = torch.backends.mkldnn.is_available() and hasattr(torch.ops.mkldnn, "_linear_pointwise")
-#: the smallest product (rows x in x out multiply-adds) that takes oneDNN's path
-MIN_MACS: int = 1 << 24
 
 
 def _onednn_linear(x: Tensor, weight: Tensor, bias: Tensor | None) -> Tensor:
@@ -122,8 +116,6 @@ def _sparse_rows_linear(x: Tensor, weight: Tensor, bias: Tensor | None) -> Tenso
 
 def _takes_onednn(x: Tensor, weight: Tensor, bias: Tensor | None) -> bool:
     if not _ONEDNN or x.dim() != 2 or x.device.type != "cpu" or torch.is_autocast_enabled("cpu"):
-        return False
-    if x.size(0) * weight.size(0) * weight.size(1) < MIN_MACS:
         return False
     if torch.compiler.is_compiling():  # Inductor compiles F.linear to this product itself
         return False
