@@ -181,3 +181,15 @@ def test_sparse_csr_input_under_vmap_multiplies_the_features_once(monkeypatch: p
     weights = torch.randn(7, 2, 3, requires_grad=True)
     torch.func.vmap(lambda w: linear(rows, w))(weights).sum().backward()
     assert products == [(3, 14), (4, 14)]  # forward: [in, K * out]; backward: x^T times [N, K * out]
+
+
+@needs_onednn
+@pytest.mark.parametrize("rows", [19, 1000])
+def test_the_input_gradient_equals_onednns_product_with_the_transposed_copy(rows: int) -> None:
+    """The backward hands oneDNN the transposed view of the weight: the same values as its contiguous copy."""
+    generator = torch.Generator().manual_seed(1)
+    x, w = _leaves(torch.randn(rows, 95, generator=generator), torch.randn(64, 95, generator=generator))
+    upstream = torch.randn(rows, 64, generator=generator)
+    linear(x, w, None).backward(upstream)
+    copied = torch.ops.mkldnn._linear_pointwise(upstream, w.detach().t().contiguous(), None, "none", [], "")
+    assert torch.equal(x.grad, copied)

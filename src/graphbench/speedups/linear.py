@@ -51,7 +51,9 @@ class _OneDnnLinear(torch.autograd.Function):
         grad_x = grad_weight = grad_bias = None
         if need_x:
             # under create_graph the gradient must itself be differentiable: torch's mm is
-            grad_x = grad.mm(weight) if torch.is_grad_enabled() else _onednn_linear(grad, weight.t().contiguous(), None)
+            # oneDNN reorders the transposed view as it would its contiguous copy (the same values,
+            # tests/speedups/test_linear.py), without the copy
+            grad_x = grad.mm(weight) if torch.is_grad_enabled() else _onednn_linear(grad, weight.t(), None)
         if need_weight:
             grad_weight = grad.t().mm(x)
         if need_bias:  # False when there is no bias
