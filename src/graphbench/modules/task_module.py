@@ -10,10 +10,11 @@ import torch
 from torch import Tensor, nn
 from torch.optim import Optimizer
 from torch_geometric.data import Batch
-from torchmetrics import MaxMetric, MeanMetric, MinMetric
+from torchmetrics import MaxMetric, MinMetric
 
 from graphbench.data.info import DatasetInfo
 from graphbench.data.store.padding import real_graphs
+from graphbench.metrics.mean import WeightedMean
 from graphbench.metrics.registry import make_metric
 from graphbench.modules.losses import ConsistencyLoss
 from graphbench.modules.schedulers import SchedulerSpec
@@ -77,10 +78,8 @@ class GraphTaskModule(L.LightningModule):
         self.scheduler_factory = scheduler
         # keys carry a suffix: "train" would clash with nn.Module.train
         self.metrics = nn.ModuleDict({f"{split}_metric": make_metric(info) for split in SPLITS})
-        # nan_strategy="disable": a batch whose loss is NaN makes the epoch's loss NaN (what
-        # DivergenceGuard stops on); the default "warn" drops that batch from the mean with a warning
-        # and would report a finite loss for an epoch that was not
-        self.losses = nn.ModuleDict({f"{split}_loss": MeanMetric(nan_strategy="disable") for split in SPLITS})
+        # each epoch's loss: the mean over its examples (batches weighted by size), NaN when a batch's is
+        self.losses = nn.ModuleDict({f"{split}_loss": WeightedMean() for split in SPLITS})
         self.val_best = MaxMetric() if info.higher_is_better else MinMetric()
         self.val_best.persistent(True)  # in the checkpoint, so a resumed run keeps its best-so-far
         self.stop_below_lr: float | None = None
