@@ -76,6 +76,7 @@ ALLOWED: dict[str, str] = {
     "graphbench.analysis.memorization:memorization_metrics": "summary statistics of per-seed accuracies (Python floats)",
     "graphbench.analysis.igb.validutil:read_labels": "labels read from a file on the host, moved with the graph they label",
     "graphbench.analysis.mia:shadow_membership": "no tensor input: the shadow split is drawn from a seed on the host",
+    "graphbench.data.store.padding:choose_buckets": "bucket sizes from the dataset's per-graph counts, once at setup on the host",
 }
 
 

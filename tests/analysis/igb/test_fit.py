@@ -61,7 +61,7 @@ def test_fit_many_equals_one_fit_per_label_vector(tmp_path: Path, dropout: float
 
 
 def test_fit_many_refuses_an_optimizer_that_couples_entries(tmp_path: Path) -> None:
-    cfg = planetoid_cfg(tmp_path, "optimizer._target_=torch.optim.LBFGS", "~optimizer.weight_decay")
+    cfg = planetoid_cfg(tmp_path, "optimizer._target_=torch.optim.LBFGS", "~optimizer.weight_decay", "~optimizer.foreach")
     dm = node_datamodule(cfg)
     recipe = FullBatchRecipe.from_config(cfg, dm.info)
     with pytest.raises(ConfigError, match=r"optimizer=LBFGS: batched fits need an element-wise optimizer \(SGD, Adam, AdamW\)"):
