@@ -37,6 +37,7 @@ def submitit_sweep(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, subp
     return sweep_dir, run_cli([*SUBMITIT_LOCAL, f"hydra.sweep.dir={sweep_dir}"], tmp_path)
 
 
+@pytest.mark.slow
 def test_submitit_local_array_completes_every_job(submitit_sweep: tuple[Path, subprocess.CompletedProcess[str]]) -> None:
     sweep_dir, proc = submitit_sweep
     assert proc.returncode == 0, proc.stderr[-3000:]
@@ -50,6 +51,7 @@ def test_submitit_local_array_completes_every_job(submitit_sweep: tuple[Path, su
     assert (sweep_dir / ".submitit").is_dir()  # submitit's pickles and job logs stay beside the job directories
 
 
+@pytest.mark.slow
 def test_submitit_local_relaunch_skips_completed_jobs(submitit_sweep: tuple[Path, subprocess.CompletedProcess[str]]) -> None:
     """The same array again (a requeue, or a user relaunching a sweep that was cut short): resume=auto,
     the default under submitit, skips the runs that completed."""
@@ -120,6 +122,7 @@ def test_slurm_launcher_config_becomes_an_sbatch_job_array(tmp_path: Path, monke
     assert submitted["max_num_timeout"] == 3  # a timed-out or preempted job is requeued (and resumes)
 
 
+@pytest.mark.slow
 def test_optuna_sweep_of_four_trials_prints_its_best_trial(tmp_path: Path) -> None:
     sweep_dir = tmp_path / "sweep"
     proc = run_cli(
@@ -137,6 +140,7 @@ def test_optuna_sweep_of_four_trials_prints_its_best_trial(tmp_path: Path) -> No
     assert 1e-4 <= best["best_params"]["optimizer.lr"] <= 1e-2
 
 
+@pytest.mark.slow
 def test_optuna_study_in_sqlite_continues_across_invocations(tmp_path: Path) -> None:
     optuna = pytest.importorskip("optuna")
     storage = f"sqlite:///{tmp_path / 'study.db'}"

@@ -18,6 +18,7 @@ from tests.paths import REPO
 pytestmark = pytest.mark.real_data
 
 
+@pytest.mark.slow
 def test_multirun_three_models_two_heads(tmp_path: Path, shared_cache_dir: Path) -> None:
     root = real_data_root()
     sweep = tmp_path / "sweep"

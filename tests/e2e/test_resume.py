@@ -10,6 +10,7 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
 import torch
 
 from tests.conftest import FAST_CYCLES
@@ -45,6 +46,7 @@ def epochs_in_csv(run_dir: Path) -> list[int]:
         return sorted(int(float(row["epoch"])) for row in csv.DictReader(handle) if row.get("train/loss"))
 
 
+@pytest.mark.slow
 def test_killed_run_resumes_to_the_numbers_of_an_uninterrupted_run(tmp_path: Path) -> None:
     reference_dir, resumed_dir = tmp_path / "uninterrupted", tmp_path / "killed"
     proc = run_cli([*RESUMABLE, f"hydra.run.dir={reference_dir}"], tmp_path)

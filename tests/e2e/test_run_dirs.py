@@ -18,6 +18,7 @@ from tests.paths import REPO
 ONE_EPOCH = [*FAST_CYCLES, "trainer.max_epochs=1"]
 
 
+@pytest.mark.slow
 def test_runs_started_at_once_get_a_directory_each_and_all_complete(tmp_path: Path) -> None:
     """A shell loop (``for s in ...; do python run.py ... seed=$s & done; wait``), with 4 runs,
     in a working directory of their own so that the default ``outputs/<date>/<time>`` names are used."""
