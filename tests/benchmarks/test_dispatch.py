@@ -8,6 +8,7 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
 import torch
 
 from benchmarks.dispatch import padded, tiny_batch
@@ -35,6 +36,7 @@ def test_the_bucketed_contender_trains_on_the_tiny_batch_padded_to_multiples_of_
     assert torch.equal(bucketed.y, batch.y) and bucketed.num_real_graphs == 4
 
 
+@pytest.mark.slow  # compiles the GCN twice: a minute on 2 cores
 def test_quick_run_prints_the_gcn_row(tmp_path: Path) -> None:
     env = {**os.environ, "WANDB_MODE": "offline", "PYTHONPATH": str(REPO)}
     command = [sys.executable, "-m", "benchmarks", "--only", "dispatch", "--quick", "--threads", "1"]

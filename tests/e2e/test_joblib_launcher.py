@@ -6,10 +6,13 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+import pytest
+
 from tests.conftest import FAST_CYCLES
 from tests.e2e.test_cli import run_cli
 
 
+@pytest.mark.slow
 def test_joblib_runs_four_jobs_two_at_a_time(tmp_path: Path) -> None:
     sweep_dir = tmp_path / "sweep"
     args = ["-m", "hydra/launcher=joblib", "hydra.launcher.n_jobs=2", "dataset=cycles", "model=gcn", "seed=0,1,2,3"]
