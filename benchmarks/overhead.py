@@ -334,15 +334,22 @@ def lightning_alone_epoch(ctx: Context, work: Workload, run_dir: Path) -> Measur
     plain = recipe(ctx, work, run_dir)
     if isinstance(plain.loaders["train"], list):
         plain.loaders = {split: full_batch_loader(graph) for split, (graph,) in plain.loaders.items()}
+    return fit_loss_only(plain, run_dir, work.epochs)
+
+
+def fit_loss_only(plain: Recipe, run_dir: Path, epochs: int, clip: float | None = None) -> Measured:
+    """``plain`` as :class:`LossOnly` under a bare ``Trainer`` (no logger, checkpoints, progress bar or
+    model summary; gradients clipped at norm ``clip`` when given), timed by :class:`EpochClock`."""
     run_dir.mkdir(parents=True, exist_ok=True)
     clock = EpochClock(str(run_dir / "epoch_clock.json"))
     trainer = L.Trainer(
-        max_epochs=work.epochs,
+        max_epochs=epochs,
         callbacks=[clock],
         logger=False,
         enable_checkpointing=False,
         enable_progress_bar=False,
         enable_model_summary=False,
+        gradient_clip_val=clip,
         default_root_dir=run_dir,
     )
     trainer.fit(LossOnly(plain), plain.loaders["train"], plain.loaders["val"])
@@ -447,20 +454,7 @@ def lightning_alone_steps(ctx: Context, run_dir: Path, steps: int, epochs: int) 
     """The tiny :class:`Recipe` as :class:`LossOnly` under a bare ``Trainer`` (as
     :func:`lightning_alone_epoch`), clipping as the recipe does."""
     plain, clip = tiny_recipe(ctx, run_dir, steps, epochs)
-    run_dir.mkdir(parents=True, exist_ok=True)
-    clock = EpochClock(str(run_dir / "epoch_clock.json"))
-    trainer = L.Trainer(
-        max_epochs=epochs,
-        callbacks=[clock],
-        logger=False,
-        enable_checkpointing=False,
-        enable_progress_bar=False,
-        enable_model_summary=False,
-        gradient_clip_val=clip,
-        default_root_dir=run_dir,
-    )
-    trainer.fit(LossOnly(plain), plain.loaders["train"], plain.loaders["val"])
-    return Measured.of(clock.times, count_parameters(plain.model))
+    return fit_loss_only(plain, run_dir, epochs, clip)
 
 
 def tiny_step_row(ctx: Context) -> Row:
