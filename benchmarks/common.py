@@ -3,6 +3,7 @@ interleaved repeats and the markdown table."""
 
 from __future__ import annotations
 
+import os
 import re
 import statistics
 import time
@@ -157,3 +158,16 @@ def slug(text: str) -> str:
 
 def fmt_s(seconds: float) -> str:
     return f"{seconds * 1000:.1f} ms" if seconds < 1 else f"{seconds:.2f} s"
+
+
+def chosen_from_env(variable: str, choices: tuple[str, ...], what: str) -> tuple[str, ...]:
+    """The names listed in the environment ``variable`` (comma-separated), or every one of ``choices``;
+    a name not among them is a ``ValueError`` naming the valid ones (``what``: the kind of name)."""
+    value = os.environ.get(variable, "").strip()
+    if not value:
+        return choices
+    chosen = tuple(name.strip() for name in value.split(",") if name.strip())
+    unknown = sorted(set(chosen) - set(choices))
+    if unknown:
+        raise ValueError(f"{variable}: unknown {what}(s) {unknown}; valid: {list(choices)}")
+    return chosen

@@ -30,7 +30,6 @@ from __future__ import annotations
 
 import json
 import math
-import os
 import statistics
 import time
 from collections.abc import Callable, Iterable
@@ -45,7 +44,19 @@ from omegaconf import DictConfig, OmegaConf
 from torch.utils.data import DataLoader
 from torch_geometric.data import Batch
 
-from benchmarks.common import QUICK_CYCLES, Context, Row, Target, compose_config, fmt_s, interleaved, median, paired_ratio, slug
+from benchmarks.common import (
+    QUICK_CYCLES,
+    Context,
+    Row,
+    Target,
+    chosen_from_env,
+    compose_config,
+    fmt_s,
+    interleaved,
+    median,
+    paired_ratio,
+    slug,
+)
 from benchmarks.dispatch import SMILES, tiny_batch
 from benchmarks.reference import RECIPES
 from graphbench import speedups
@@ -525,14 +536,7 @@ KINDS: tuple[str, ...] = ("epoch", "step")
 
 def chosen_kinds() -> tuple[str, ...]:
     """``GRAPHBENCH_BENCH_OVERHEAD`` (comma-separated) or every kind of row."""
-    value = os.environ.get("GRAPHBENCH_BENCH_OVERHEAD", "").strip()
-    if not value:
-        return KINDS
-    chosen = tuple(name.strip() for name in value.split(",") if name.strip())
-    unknown = sorted(set(chosen) - set(KINDS))
-    if unknown:
-        raise ValueError(f"GRAPHBENCH_BENCH_OVERHEAD: unknown row kind(s) {unknown}; valid: {list(KINDS)}")
-    return chosen
+    return chosen_from_env("GRAPHBENCH_BENCH_OVERHEAD", KINDS, "row kind")
 
 
 def run(ctx: Context) -> list[Row]:

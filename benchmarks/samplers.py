@@ -28,7 +28,7 @@ import time
 from pathlib import Path
 from typing import Any
 
-from benchmarks.common import REPO, Context, Row, Target, compose_config
+from benchmarks.common import REPO, Context, Row, Target, chosen_from_env, compose_config
 
 SAMPLERS: tuple[str, ...] = ("neighbor", "cluster_gcn", "saint_node", "saint_edge", "saint_rw")
 #: fixed batch sizes at every graph size (samplers' own defaults otherwise), pre-sampling capped
@@ -163,14 +163,7 @@ def _measure_in_process(ctx: Context, configs: list[list[str]], steps: int, warm
 
 def chosen_samplers() -> tuple[str, ...]:
     """``GRAPHBENCH_BENCH_SAMPLERS`` (comma-separated) or every sampler."""
-    value = os.environ.get("GRAPHBENCH_BENCH_SAMPLERS", "").strip()
-    if not value:
-        return SAMPLERS
-    chosen = tuple(name.strip() for name in value.split(",") if name.strip())
-    unknown = sorted(set(chosen) - set(SAMPLERS))
-    if unknown:
-        raise ValueError(f"GRAPHBENCH_BENCH_SAMPLERS: unknown sampler(s) {unknown}; valid: {list(SAMPLERS)}")
-    return chosen
+    return chosen_from_env("GRAPHBENCH_BENCH_SAMPLERS", SAMPLERS, "sampler")
 
 
 def run(ctx: Context) -> list[Row]:
