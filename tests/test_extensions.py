@@ -13,8 +13,6 @@ from __future__ import annotations
 
 import json
 import os
-import subprocess
-import sys
 from collections.abc import Callable, Sequence
 from pathlib import Path
 
@@ -30,6 +28,7 @@ from graphbench.run.record import SPLITS, RunRecord
 from graphbench.tasks.train import train
 from tests.data.test_adding_a_dataset import TINY_YAML
 from tests.paths import REPO
+from tests.warm_python import run_python
 
 FAST = ["trainer.max_epochs=1", "trainer.enable_progress_bar=false", "model.hidden_dim=8", "model.num_layers=2", "logger=none"]
 
@@ -135,7 +134,6 @@ def test_the_new_layer_builds_the_network_and_trains(compose_cfg: Callable[..., 
 def test_the_new_analysis_task_runs_from_the_command_line_with_a_config_dir(tmp_path: Path) -> None:
     run_dir = tmp_path / "run"
     command = [
-        sys.executable,
         "run.py",
         "--config-dir",
         str(user_conf(tmp_path)),
@@ -145,7 +143,7 @@ def test_the_new_analysis_task_runs_from_the_command_line_with_a_config_dir(tmp_
         f"hydra.run.dir={run_dir}",
     ]
     env = {**os.environ, "WANDB_MODE": "offline", "PYTHONPATH": str(REPO)}
-    done = subprocess.run(command, cwd=REPO, env=env, capture_output=True, text=True, timeout=300)
+    done = run_python(command, REPO, env, timeout=300)
     assert done.returncode == 0, done.stderr[-3000:]
     results = json.loads((run_dir / "results.json").read_text())
     assert results["status"] == "completed"

@@ -29,7 +29,6 @@ import json
 import os
 import re
 import shlex
-import subprocess
 import sys
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -37,6 +36,7 @@ from pathlib import Path
 import pytest
 
 from tests.paths import REPO, SHARED_DATA
+from tests.warm_python import run_python
 
 #: Markdown files whose ``bash`` blocks are run
 DOCUMENTS = [REPO / "README.md", *sorted((REPO / "docs").glob("*.md"))]
@@ -174,7 +174,7 @@ def test_commands_do_what_the_text_says(block: Block, tmp_path: Path, shared_cac
     for index, command in enumerate(block.commands):
         append = appends[index] if len(appends) > 1 else appends[0]
         env, args = prepare(command, append, index, tmp_path)
-        proc = subprocess.run(args, cwd=REPO, env={**base_env, **env}, capture_output=True, text=True, timeout=900)
+        proc = run_python(args[1:], REPO, {**base_env, **env}, timeout=900)
         output += proc.stdout + proc.stderr
         assert proc.returncode == 0, (
             f"{block.name}: '{shlex.join(args)}' exited {proc.returncode}:\n{(proc.stdout + proc.stderr)[-3000:]}"

@@ -1,11 +1,11 @@
-"""The real CLI, run as a user runs it, on fast settings."""
+"""The real CLI, run as a user runs it (``python run.py ...``, forked from a warm interpreter:
+tests/warm_python.py), on fast settings."""
 
 from __future__ import annotations
 
 import json
 import os
 import subprocess
-import sys
 from pathlib import Path
 
 import numpy as np
@@ -13,6 +13,7 @@ import pytest
 
 from tests.conftest import FAST_CYCLES, real_data_root
 from tests.paths import REPO
+from tests.warm_python import run_python
 
 
 def cli_env(env: dict[str, str] | None = None) -> dict[str, str]:
@@ -24,17 +25,12 @@ def cli_env(env: dict[str, str] | None = None) -> dict[str, str]:
 
 
 def run_cli(args: list[str], tmp_path: Path, env: dict[str, str] | None = None) -> subprocess.CompletedProcess[str]:
+    """``python run.py <flags> paths.cache_dir=<tmp_path>/cache <overrides>`` in the repository, its
+    output captured (tests/warm_python.py)."""
     full_env = cli_env(env)
     flags = [a for a in args if a.startswith("-") and not a.startswith("++")]
     overrides = [a for a in args if a not in flags]
-    return subprocess.run(
-        [sys.executable, "run.py", *flags, f"paths.cache_dir={tmp_path / 'cache'}", *overrides],
-        cwd=REPO,
-        env=full_env,
-        capture_output=True,
-        text=True,
-        timeout=600,
-    )
+    return run_python(["run.py", *flags, f"paths.cache_dir={tmp_path / 'cache'}", *overrides], REPO, full_env)
 
 
 def test_default_experiment_runs_and_writes_results(tmp_path: Path) -> None:
@@ -156,14 +152,7 @@ def test_multirun_report_groups_seeds_and_names_groups_by_overrides(tmp_path: Pa
     # resolved inside the Hydra job (paths.output_dir is ${hydra:runtime.output_dir}): only the seed and its name vary
     assert all(r["replicate_keys"] == ["run_name", "seed"] for r in records)
 
-    report = subprocess.run(
-        [sys.executable, "-m", "graphbench.report", str(sweep_dir)],
-        cwd=REPO,
-        capture_output=True,
-        text=True,
-        timeout=120,
-        check=False,
-    )
+    report = run_python(["-m", "graphbench.report", str(sweep_dir)], REPO, os.environ, timeout=120)
     assert report.returncode == 0, report.stderr
     rows = [line.split(" | ") for line in report.stdout.splitlines() if line.startswith("| model=")]
     assert sorted((row[0], row[3]) for row in rows) == [("| model=gcn", "2 (1 × 2)"), ("| model=mlp", "2 (1 × 2)")]

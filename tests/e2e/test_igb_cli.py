@@ -4,13 +4,12 @@ from __future__ import annotations
 
 import csv
 import json
-import subprocess
-import sys
 from pathlib import Path
 
 from tests.data.sources.node.planetoid_fixture import write_planetoid
 from tests.e2e.test_cli import cli_env, run_cli
 from tests.paths import REPO
+from tests.warm_python import run_python
 
 
 def test_iid_eval_writes_mean_std_overlap_and_coverage(tmp_path: Path) -> None:
@@ -44,13 +43,7 @@ def test_iid_eval_writes_mean_std_overlap_and_coverage(tmp_path: Path) -> None:
     assert metrics["test/accuracy"] == sum(accuracies) / 3
     selected = sorted(int(r["selected_epochs"]) for r in rows)  # epoch counts of the fits
     assert (record["best_epoch"], record["epochs_trained"]) == (selected[1] - 1, 2)  # the median, numbered from 0
-    ranks = subprocess.run(
-        [sys.executable, "-m", "graphbench.analysis", "igb-ranks", "--public", str(sweep), "--iid", str(sweep)],
-        cwd=REPO,
-        env=cli_env(),
-        capture_output=True,
-        text=True,
-        timeout=300,
-    )
+    command = ["-m", "graphbench.analysis", "igb-ranks", "--public", str(sweep), "--iid", str(sweep)]
+    ranks = run_python(command, REPO, cli_env(), timeout=300)
     assert ranks.returncode == 0, ranks.stderr
     assert "| gcn |" in ranks.stdout and "| sage |" in ranks.stdout and "inversion number" in ranks.stdout

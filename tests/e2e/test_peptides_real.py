@@ -4,8 +4,6 @@ from __future__ import annotations
 
 import json
 import os
-import subprocess
-import sys
 from pathlib import Path
 
 import numpy as np
@@ -14,6 +12,7 @@ import pytest
 from tests.conftest import real_data_root
 from tests.metrics.test_taskwise import ogb_ap
 from tests.paths import REPO
+from tests.warm_python import run_python
 
 pytestmark = pytest.mark.real_data
 
@@ -23,7 +22,6 @@ def test_multirun_three_models_two_heads(tmp_path: Path, shared_cache_dir: Path)
     root = real_data_root()
     sweep = tmp_path / "sweep"
     cmd = [
-        sys.executable,
         "run.py",
         "-m",
         "dataset=peptides-func",
@@ -38,7 +36,7 @@ def test_multirun_three_models_two_heads(tmp_path: Path, shared_cache_dir: Path)
         f"paths.cache_dir={shared_cache_dir}",
         f"hydra.sweep.dir={sweep}",
     ]
-    proc = subprocess.run(cmd, cwd=REPO, capture_output=True, text=True, timeout=900, env={**os.environ, "HYDRA_FULL_ERROR": "0"})
+    proc = run_python(cmd, REPO, {**os.environ, "HYDRA_FULL_ERROR": "0"}, timeout=900)
     assert proc.returncode == 0, proc.stderr[-3000:]
     seen = set()
     for job in range(6):
@@ -59,7 +57,6 @@ def test_fast_dev_run_on_peptides_func(tmp_path: Path, shared_cache_dir: Path) -
     """Lightning's smoke-test flag: one batch of each split, and a results.json that says completed."""
     run_dir = tmp_path / "run"
     cmd = [
-        sys.executable,
         "run.py",
         "dataset=peptides-func",
         "model=gcn",
@@ -68,9 +65,7 @@ def test_fast_dev_run_on_peptides_func(tmp_path: Path, shared_cache_dir: Path) -
         f"paths.cache_dir={shared_cache_dir}",
         f"hydra.run.dir={run_dir}",
     ]
-    proc = subprocess.run(
-        cmd, cwd=REPO, capture_output=True, text=True, timeout=900, env={**os.environ, "HYDRA_FULL_ERROR": "0"}, check=False
-    )
+    proc = run_python(cmd, REPO, {**os.environ, "HYDRA_FULL_ERROR": "0"}, timeout=900)
     assert proc.returncode == 0, proc.stderr[-3000:]
     results = json.loads((run_dir / "results.json").read_text())
     assert results["status"] == "completed" and results["epochs_trained"] == 1

@@ -1,0 +1,86 @@
+"""``python <script> ...`` and ``python -m <module> ...`` run in a process forked from a warm interpreter.
+
+A fresh ``python run.py`` spends 6-7 s on a 2-core machine starting the interpreter and importing
+torch, Lightning, PyG and Hydra before it reads its first override, and the end-to-end tests start
+dozens of them. :func:`run_python` pays that once per test worker: multiprocessing's forkserver (the
+standard library's tested utility for this) is a single-threaded interpreter that imports
+:data:`PRELOAD` once, and every run is a process forked from it. Each run still has its own process:
+its own working directory, environment, ``sys.argv`` and ``sys.path[0]`` as the interpreter sets them,
+its own signal handlers and exit code, stdout and stderr on their file descriptors, and the exit hooks
+(``atexit``) that the interpreter runs on exit. It returns what ``subprocess.run(..., capture_output=True,
+text=True)`` returns, so a test reads it the same way.
+
+What a forked run cannot show is kept on real subprocesses: the interpreter's own start-up (the install
+tests start console scripts), and runs that are signalled while they train (tests/e2e/test_resume.py,
+tests/e2e/test_run_status.py).
+"""
+
+from __future__ import annotations
+
+import atexit
+import multiprocessing
+import os
+import runpy
+import subprocess
+import sys
+import tempfile
+from collections.abc import Mapping, Sequence
+from pathlib import Path
+
+#: what the warm interpreter imports once: everything ``run.py`` imports before it reads an override
+PRELOAD: list[str] = ["graphbench.main", "torch_geometric", "lightning.pytorch", "hydra", "omegaconf"]
+
+_CONTEXT = multiprocessing.get_context("forkserver")
+_CONTEXT.set_forkserver_preload(PRELOAD)
+
+
+def _run_as_main(args: Sequence[str], cwd: str, env: Mapping[str, str], stdout: str, stderr: str) -> None:
+    """In the forked process: become ``python *args`` run in ``cwd`` with ``env``, output to the two files."""
+    os.chdir(cwd)
+    os.environ.clear()
+    os.environ.update(env)
+    out = os.open(stdout, os.O_WRONLY)
+    os.dup2(out, 1)
+    os.dup2(out if stderr == stdout else os.open(stderr, os.O_WRONLY), 2)
+    try:
+        if args[0] == "-m":
+            sys.argv = list(args[1:])
+            sys.path.insert(0, cwd)  # as python -m does
+            runpy.run_module(args[1], run_name="__main__", alter_sys=True)
+        else:
+            sys.argv = list(args)
+            sys.path.insert(0, str(Path(args[0]).resolve().parent))  # as python <script> does
+            runpy.run_path(args[0], run_name="__main__")
+    finally:
+        # multiprocessing ends the process with os._exit, which skips the exit hooks that the
+        # interpreter runs after a script (logging's flush, W&B's): run them as it does
+        atexit._run_exitfuncs()
+
+
+def run_python(
+    args: Sequence[str],
+    cwd: Path | str,
+    env: Mapping[str, str],
+    timeout: float = 600,
+    stderr_to_stdout: bool = False,
+) -> subprocess.CompletedProcess[str]:
+    """``subprocess.run([sys.executable, *args], cwd=cwd, env=env, capture_output=True, text=True,
+    timeout=timeout)``, forked from the warm interpreter; ``args`` is ``[script, ...]`` or
+    ``["-m", module, ...]``. With ``stderr_to_stdout`` both streams go to ``stdout``, in order."""
+    if not args or (args[0] == "-m" and len(args) < 2) or (args[0].startswith("-") and args[0] != "-m"):
+        raise ValueError(f"run_python runs a script or -m <module>, got {list(args)}")
+    with tempfile.TemporaryDirectory(prefix="warm-python-") as folder:
+        out, err = Path(folder) / "stdout", Path(folder) / "stderr"
+        out.touch()
+        err.touch()
+        err_name = str(out) if stderr_to_stdout else str(err)
+        process = _CONTEXT.Process(target=_run_as_main, args=(list(args), str(cwd), dict(env), str(out), err_name))
+        process.start()
+        process.join(timeout)
+        if process.exitcode is None:
+            process.kill()
+            process.join()
+            raise subprocess.TimeoutExpired([sys.executable, *args], timeout, out.read_text(), err.read_text())
+        return subprocess.CompletedProcess(  # a run ended by a signal has its negative number, as in subprocess
+            [sys.executable, *args], process.exitcode, out.read_text(), "" if stderr_to_stdout else err.read_text()
+        )
