@@ -6,8 +6,9 @@ dozens of them. :func:`run_python` pays that once per test worker: multiprocessi
 standard library's tested utility for this) is a single-threaded interpreter that imports
 :data:`PRELOAD` once, and every run is a process forked from it. Each run still has its own process:
 its own working directory, environment, ``sys.argv`` and ``sys.path[0]`` as the interpreter sets them,
-its own signal handlers and exit code, stdout and stderr on their file descriptors, and the exit hooks
-(``atexit``) that the interpreter runs on exit. It returns what ``subprocess.run(..., capture_output=True,
+its own signal handlers and exit code, stdout and stderr on their file descriptors, its children
+started the platform's default way, and the interpreter's ending (non-daemon threads joined, then the
+``atexit`` hooks); tests/test_warm_python.py compares each with a fresh interpreter. It returns what ``subprocess.run(..., capture_output=True,
 text=True)`` returns, so a test reads it the same way.
 
 What a forked run cannot show is kept on real subprocesses: the interpreter's own start-up (the install
@@ -24,6 +25,8 @@ import runpy
 import subprocess
 import sys
 import tempfile
+import threading
+import traceback
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 
@@ -35,13 +38,18 @@ _CONTEXT.set_forkserver_preload(PRELOAD)
 
 
 def _run_as_main(args: Sequence[str], cwd: str, env: Mapping[str, str], stdout: str, stderr: str) -> None:
-    """In the forked process: become ``python *args`` run in ``cwd`` with ``env``, output to the two files."""
+    """In the forked process: become ``python *args`` run in ``cwd`` with ``env``, output to the two files,
+    and end as the interpreter ends."""
     os.chdir(cwd)
     os.environ.clear()
     os.environ.update(env)
     out = os.open(stdout, os.O_WRONLY)
     os.dup2(out, 1)
     os.dup2(out if stderr == stdout else os.open(stderr, os.O_WRONLY), 2)
+    # a process started by multiprocessing starts its own children the way it was started; a fresh
+    # interpreter starts them the platform's default way (fork on Linux)
+    multiprocessing.set_start_method(None, force=True)
+    code: object = 0
     try:
         if args[0] == "-m":
             sys.argv = list(args[1:])
@@ -51,10 +59,20 @@ def _run_as_main(args: Sequence[str], cwd: str, env: Mapping[str, str], stdout: 
             sys.argv = list(args)
             sys.path.insert(0, str(Path(args[0]).resolve().parent))  # as python <script> does
             runpy.run_path(args[0], run_name="__main__")
-    finally:
-        # multiprocessing ends the process with os._exit, which skips the exit hooks that the
-        # interpreter runs after a script (logging's flush, W&B's): run them as it does
-        atexit._run_exitfuncs()
+    except SystemExit as exc:
+        code = exc.code
+    except BaseException:
+        traceback.print_exc()
+        code = 1
+    if code is not None and not isinstance(code, int):
+        print(code, file=sys.stderr)
+        code = 1
+    # multiprocessing ends the process with os._exit after joining its children, which skips the
+    # interpreter's own ending: first wait for the non-daemon threads (running the hooks registered
+    # with threading, e.g. concurrent.futures' and loky's pool shutdown), then run the exit hooks
+    threading._shutdown()
+    atexit._run_exitfuncs()
+    raise SystemExit(code)
 
 
 def run_python(
