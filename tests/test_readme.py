@@ -1,12 +1,12 @@
 """The README's and the docs' commands do what the text beside them says.
 
 Every fenced ```bash block of ``README.md`` and ``docs/*.md`` is one test. Each command of the block is
-run as a user runs it, from the repository root, one after the other, with three changes that keep the
-repository clean: a ``python run.py`` command writes its run (or sweep) directory under the test's
-``tmp_path``; every other path of a command under ``multirun/``, ``runs/``, ``outputs/`` or ``sweeps/``
-is moved there too (so a report reads the sweep the command before it wrote); processed data is cached
-in the session's shared cache (``GRAPHBENCH_CACHE``). A command that ends with a non-zero exit code
-fails the test.
+run as a user runs it (forked from a warm interpreter: tests/warm_python.py), from the repository root,
+one after the other, with three changes that keep the repository clean: a ``python run.py`` command
+writes its run (or sweep) directory under the test's ``tmp_path``; every other path of a command under
+``multirun/``, ``runs/``, ``outputs/`` or ``sweeps/`` is moved there too (so a report reads the sweep
+the command before it wrote); processed data is cached in the session's shared cache
+(``GRAPHBENCH_CACHE``). A command that ends with a non-zero exit code fails the test.
 
 An HTML comment on the line right above a block says how the test treats it, as ``key=value`` pairs
 separated by ``;``:
