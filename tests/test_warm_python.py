@@ -43,12 +43,6 @@ def test_a_forked_run_matches_a_fresh_interpreter(probe: Path, args: list[str], 
     assert fresh.returncode == code and fresh.stdout.endswith("exit hook ran\n") and '"probe": "seen"' in fresh.stdout
 
 
-def test_the_streams_can_be_merged_in_order(probe: Path) -> None:
-    env = {**os.environ, "PROBE_CODE": "0", "PYTHONUNBUFFERED": "1"}
-    forked = run_python(["probe.py"], probe, env, timeout=60, stderr_to_stdout=True)
-    assert forked.stderr == "" and "to stderr\n" in forked.stdout and forked.stdout.endswith("exit hook ran\n")
-
-
 def test_an_uncaught_exception_exits_1_with_its_traceback(tmp_path: Path) -> None:
     (tmp_path / "fails.py").write_text("1 / 0\n")
     forked = run_python(["fails.py"], tmp_path, os.environ, timeout=60)

@@ -43,9 +43,8 @@ def _run_as_main(args: Sequence[str], cwd: str, env: Mapping[str, str], stdout: 
     os.chdir(cwd)
     os.environ.clear()
     os.environ.update(env)
-    out = os.open(stdout, os.O_WRONLY)
-    os.dup2(out, 1)
-    os.dup2(out if stderr == stdout else os.open(stderr, os.O_WRONLY), 2)
+    os.dup2(os.open(stdout, os.O_WRONLY), 1)
+    os.dup2(os.open(stderr, os.O_WRONLY), 2)
     # a process started by multiprocessing starts its own children the way it was started; a fresh
     # interpreter starts them the platform's default way (fork on Linux)
     multiprocessing.set_start_method(None, force=True)
@@ -80,25 +79,23 @@ def run_python(
     cwd: Path | str,
     env: Mapping[str, str],
     timeout: float = 600,
-    stderr_to_stdout: bool = False,
 ) -> subprocess.CompletedProcess[str]:
     """``subprocess.run([sys.executable, *args], cwd=cwd, env=env, capture_output=True, text=True,
     timeout=timeout)``, forked from the warm interpreter; ``args`` is ``[script, ...]`` or
-    ``["-m", module, ...]``. With ``stderr_to_stdout`` both streams go to ``stdout``, in order."""
+    ``["-m", module, ...]``."""
     if not args or (args[0] == "-m" and len(args) < 2) or (args[0].startswith("-") and args[0] != "-m"):
         raise ValueError(f"run_python runs a script or -m <module>, got {list(args)}")
     with tempfile.TemporaryDirectory(prefix="warm-python-") as folder:
         out, err = Path(folder) / "stdout", Path(folder) / "stderr"
         out.touch()
         err.touch()
-        err_name = str(out) if stderr_to_stdout else str(err)
-        process = _CONTEXT.Process(target=_run_as_main, args=(list(args), str(cwd), dict(env), str(out), err_name))
+        process = _CONTEXT.Process(target=_run_as_main, args=(list(args), str(cwd), dict(env), str(out), str(err)))
         process.start()
         process.join(timeout)
+        command = [sys.executable, *args]
         if process.exitcode is None:
             process.kill()
             process.join()
-            raise subprocess.TimeoutExpired([sys.executable, *args], timeout, out.read_text(), err.read_text())
-        return subprocess.CompletedProcess(  # a run ended by a signal has its negative number, as in subprocess
-            [sys.executable, *args], process.exitcode, out.read_text(), "" if stderr_to_stdout else err.read_text()
-        )
+            raise subprocess.TimeoutExpired(command, timeout, out.read_text(), err.read_text())
+        # a run ended by a signal has its negative number, as in subprocess
+        return subprocess.CompletedProcess(command, process.exitcode, out.read_text(), err.read_text())
