@@ -11,7 +11,7 @@ checkout in an editable install, the copy inside the wheel otherwise (``conf/__i
 them are relative to the working directory: raw data under ``./data`` (or ``../shared/data`` beside a
 checkout, or ``$GRAPHBENCH_DATA``), caches under ``./cache``, runs under ``outputs/`` and ``multirun/``.
 
-Exit code: 0 when the run completed; 1 when it failed or diverged; 130 after Ctrl-C; 143 after
+Exit code: 0 when the run completed (or, as a trial of an Optuna search, was pruned); 1 when it failed or diverged; 130 after Ctrl-C; 143 after
 SIGTERM. A multirun goes on after a job that failed and ends by listing the jobs that did not
 complete (exit code 1, see graphbench.run.hydra_callbacks).
 """
@@ -23,6 +23,7 @@ from collections.abc import Sequence
 
 import hydra
 from hydra.core.hydra_config import HydraConfig
+from hydra.core.plugins import Plugins
 from hydra.types import RunMode
 from omegaconf import DictConfig, open_dict
 
@@ -33,13 +34,17 @@ from graphbench.run.distributed import is_rank_zero
 from graphbench.run.errors import GraphbenchError
 from graphbench.run.naming import run_group_from_overrides
 from graphbench.run.processes import share_tensors_through_files
-from graphbench.run.record import INTERRUPTED, PREEMPTED, RunRecord, exit_code
+from graphbench.run.record import INTERRUPTED, PREEMPTED, RunRecord, exit_code, is_pruned
 from graphbench.run.run_dir import default_resume
+from hydra_plugins.graphbench_optuna_sweeper.optuna_sweeper import OptunaSweeper
 
 #: the package whose files are the configs (conf/ at the repository root, mapped in pyproject.toml)
 CONFIG_MODULE: str = "graphbench.conf"
 
 config_errors.install()  # a mistyped group, option or key: one line with the closest names
+# hydra/sweeper=optuna: Hydra finds plugins by scanning the hydra_plugins namespace package, which misses the
+# modules of an editable install (setuptools' import hook); Hydra's public register() adds the class either way
+Plugins.instance().register(OptunaSweeper)
 
 
 def run_task(cfg: DictConfig, overrides: Sequence[str] = ()) -> RunRecord:
@@ -71,6 +76,9 @@ def main(cfg: DictConfig) -> float | None:
             return None
         raise SystemExit(1) from None
     if not is_rank_zero():  # a DDP rank started by a scheduler: rank 0 reports the run
+        return None
+    if is_pruned(record.status):  # a trial its search's pruner stopped: tested and recorded, no error
+        print(f"{record.status} (run directory: {record.run_dir})", flush=True)
         return None
     if not record.completed:
         print(f"error: {record.status} (run directory: {record.run_dir})", file=sys.stderr, flush=True)
