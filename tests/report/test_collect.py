@@ -314,3 +314,24 @@ def test_a_score_key_that_is_missing_is_a_failed_run(tmp_path: Path) -> None:
     write(tmp_path / "run", {**record, "score": "mia_auc", "metrics": {"test/auc": 0.5}})
     (failed,) = collect([tmp_path]).failed
     assert failed.status == "completed, but 'mia_auc' is missing or not a finite number"
+
+
+def test_the_trials_of_an_optuna_search_group_by_their_config_and_pruned_ones_stay_out(tmp_path: Path) -> None:
+    """``optuna_trial`` (the trial a run was) never tells configurations apart; a pruned trial is listed
+    with its group's label and never enters the statistics."""
+    root = tmp_path / "sweep"
+    trial = {"storage": "/s/optuna.journal", "study_name": "cycles-gine", "pruner": None}
+    for number, (seed, test) in enumerate([(0, 0.30), (1, 0.34)]):
+        record = completed(root / str(number), seed, test)
+        record["config"]["optuna_trial"] = {**trial, "number": number}
+        write(root / str(number), record)
+    pruned = completed(root / "2", 2, 0.9)
+    pruned["status"] = "pruned at epoch 1"
+    pruned["config"]["optuna_trial"] = {**trial, "number": 2}
+    write(root / "2", pruned)
+
+    collection = collect([root])
+    (block,) = collection.blocks
+    (group,) = block.groups
+    assert [r.value("test/mae") for r in group.runs] == [0.30, 0.34]  # one configuration, two replicates
+    assert [(f.path.name, f.status) for f in collection.failed] == [("2", "pruned at epoch 1")]

@@ -3,6 +3,8 @@ failed runs and rank stability, each on hand-made values (whole tables: ``tests/
 
 from __future__ import annotations
 
+import csv
+import io
 import json
 import math
 from dataclasses import replace
@@ -13,6 +15,7 @@ import pytest
 from graphbench.report.collect import FailedRun, collect
 from graphbench.report.stats import GroupSummary, RankStability, summarize_block
 from graphbench.report.table import (
+    format_csv,
     format_epoch,
     format_failed,
     format_markdown_table,
@@ -79,6 +82,23 @@ def test_failed_runs_are_listed_with_status_and_label() -> None:
     assert format_failed([]) == "Failed runs: none."
     failed = [FailedRun(Path("m/6"), "failed: diverged", "model=gcn"), FailedRun(Path("m/7"), "running")]
     assert format_failed(failed) == "Failed runs (2):\n- m/6: failed: diverged [model=gcn]\n- m/7: running"
+
+
+def test_pruned_trials_are_listed_apart_from_the_failed_runs() -> None:
+    pruned = [FailedRun(Path("s/3"), "pruned at epoch 2", "optimizer.lr=0.1"), FailedRun(Path("s/5"), "pruned at epoch 0")]
+    assert format_failed(pruned) == (
+        "Failed runs: none.\n\n"
+        "Pruned trials (2), stopped early by the Optuna search's pruner, not in the tables:\n"
+        "- s/3: pruned at epoch 2 [optimizer.lr=0.1]\n- s/5: pruned at epoch 0"
+    )
+    mixed = format_failed([FailedRun(Path("s/1"), "failed: boom"), *pruned])
+    assert mixed.startswith("Failed runs (1):\n- s/1: failed: boom\n\nPruned trials (2)")
+    rows = list(csv.DictReader(io.StringIO(format_csv([], [FailedRun(Path("s/1"), "failed: boom"), *pruned]))))
+    assert [(r["kind"], r["path"], r["status"]) for r in rows] == [
+        ("failed", "s/1", "failed: boom"),
+        ("pruned", "s/3", "pruned at epoch 2"),
+        ("pruned", "s/5", "pruned at epoch 0"),
+    ]
 
 
 def test_rank_stability_line_with_and_without_its_numbers() -> None:

@@ -41,8 +41,10 @@ from graphbench.run.record import RESULTS_FILENAME, RunRecord
 #: replicate axis, ``run_name`` is derived from it (named here for results.json files
 #: written before ``replicate_keys`` existed), ``paths`` and ``logger`` are where/how a run
 #: records itself, ``hydra`` is launcher state, ``recipe_card`` describes a recipe's other keys
-#: (the report prints it under the table).
-IGNORED_TOP_LEVEL_KEYS: frozenset[str] = frozenset({"seed", "run_name", "resume", "paths", "logger", "hydra", "recipe_card"})
+#: (the report prints it under the table), ``optuna_trial`` names the search trial a run was.
+IGNORED_TOP_LEVEL_KEYS: frozenset[str] = frozenset(
+    {"seed", "run_name", "resume", "paths", "logger", "hydra", "recipe_card", "optuna_trial"}
+)
 #: Top-level keys that name a configuration for loggers (e.g. ``model=gcn,optimizer.lr=0.01``):
 #: they take part in grouping, but a label shows them only when the other differing keys
 #: do not already tell the groups apart (see :func:`make_labels`).
