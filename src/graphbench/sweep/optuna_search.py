@@ -28,6 +28,7 @@ from __future__ import annotations
 
 import logging
 import math
+import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -147,8 +148,8 @@ def grammar_value(value: Any) -> str:
         return "{" + ",".join(f"{k}:{grammar_value(v)}" for k, v in value.items()) + "}"
     if isinstance(value, (list, tuple)):
         return "[" + ",".join(grammar_value(v) for v in value) + "]"
-    if isinstance(value, str):
-        return "'" + value.replace("\\", "\\\\").replace("'", "\\'") + "'"
+    if isinstance(value, str):  # a quote is escaped; backslashes only before a quote or the closing one (Hydra's rule)
+        return "'" + re.sub(r"(\\*)('|$)", lambda m: m.group(1) * 2 + ("\\'" if m.group(2) else ""), value) + "'"
     if isinstance(value, bool):
         return "true" if value else "false"
     if value is None:

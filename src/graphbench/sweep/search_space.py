@@ -22,7 +22,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from hydra.core.override_parser.overrides_parser import OverridesParser
-from hydra.core.override_parser.types import IntervalSweep, Override, RangeSweep, Transformer
+from hydra.core.override_parser.types import Glob, IntervalSweep, Override, RangeSweep, Transformer
 
 from graphbench.sweep.wandb import SweepError
 
@@ -62,7 +62,7 @@ def distribution_of(override: Override) -> BaseDistribution:
         if "log" in value.tags and low <= 0:
             raise SweepError(f"{text!r}: a log-uniform interval needs 0 < low")
         return FloatDistribution(low, high, log="log" in value.tags)
-    raise SweepError(f"{text!r}: a glob or other sweep is not an Optuna search space; use choice, range or interval")
+    raise SweepError(f"{text!r}: {type(value).__name__} is not an Optuna search space; use choice, range or interval")
 
 
 def format_value(value: Any) -> str:
@@ -94,6 +94,8 @@ class SearchSpace:
             raise SweepError(f"cannot parse the search space: {' '.join(str(exc).split())}") from None
         last: dict[str, Override] = {}
         for override in parsed:
+            if isinstance(override.value(), Glob):
+                raise SweepError(f"{override.input_line!r}: a glob is not an Optuna search space; use choice, range or interval")
             last.pop(_plain_key(override), None)  # the later form wins, and takes its place in the order
             last[_plain_key(override)] = override
         distributions = {key: distribution_of(o) for key, o in last.items() if o.is_sweep_override()}
