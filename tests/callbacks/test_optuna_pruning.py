@@ -93,5 +93,5 @@ def test_an_unknown_trial_is_refused_in_one_line(tmp_path: Path) -> None:
     storage = str(tmp_path / "study.journal")
     study_with_two_finished_trials(storage)
     pruning = OptunaPruning(storage, "s", 7, optuna.pruners.NopPruner(), "val/accuracy", True)
-    with pytest.raises(ConfigError, match="the study 's' in .* has no trial 7"):
+    with pytest.raises(ConfigError, match=r"the study 's' in .* has no trial 7"):
         pruning.setup(trainer(0, None), None, "fit")  # type: ignore[arg-type]

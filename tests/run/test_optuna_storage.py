@@ -36,5 +36,5 @@ def test_two_storage_objects_share_one_study(tmp_path: Path, kind: str) -> None:
 def test_a_journal_in_a_missing_folder_or_an_empty_storage_is_refused_in_one_line(tmp_path: Path) -> None:
     with pytest.raises(ConfigError, match=r"the folder .*/nowhere does not exist; create it, or give a database URL"):
         open_storage(str(tmp_path / "nowhere" / "study.journal"))
-    with pytest.raises(ConfigError, match="hydra.sweeper.storage is empty"):
+    with pytest.raises(ConfigError, match=r"hydra\.sweeper\.storage is empty"):
         open_storage(" ")
