@@ -169,3 +169,9 @@ def test_failures_beyond_max_failure_rate_end_the_search(tmp_path: Path) -> None
         run_search(settings(params=space), FakeLauncher(sweep_dir), [], sweep_dir)  # type: ignore[arg-type]
     with pytest.raises(SweepError, match="nothing to search"):
         run_search(settings(params={}), FakeLauncher(sweep_dir), ["seed=1"], sweep_dir)  # type: ignore[arg-type]
+
+
+def test_the_pruner_that_never_prunes_is_no_pruner() -> None:
+    never = {"_target_": "optuna.pruners.NopPruner"}
+    assert settings(pruner=never).pruner is None
+    assert settings(pruner=never, directions=["maximize", "minimize"], objectives=["val/accuracy", "num_params"]).pruner is None

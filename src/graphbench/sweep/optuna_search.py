@@ -55,11 +55,14 @@ RESULTS_YAML: str = "optimization_results.yaml"
 #: the config key each trial's job gets (``+optuna_trial={...}``)
 TRIAL_KEY: str = "optuna_trial"
 DIRECTIONS: tuple[str, ...] = ("minimize", "maximize")
+#: the pruner that never prunes (conf/hydra/sweeper/pruner/none.yaml)
+NO_PRUNER: str = "optuna.pruners.NopPruner"
 
 
 @dataclass(frozen=True)
 class SearchSettings:
     """``hydra.sweeper``'s keys, checked. ``sampler`` and ``pruner`` are config nodes (``_target_``);
+    ``pruner`` None (or Optuna's ``NopPruner``, ``hydra/sweeper/pruner=none``) means no pruning;
     ``storage`` None means a journal file in the sweep directory; ``objectives`` None means the
     run's monitored metric."""
 
@@ -75,6 +78,8 @@ class SearchSettings:
     params: Mapping[str, Any]
 
     def __post_init__(self) -> None:
+        if self.pruner is not None and self.pruner.get("_target_") == NO_PRUNER:
+            object.__setattr__(self, "pruner", None)
         for direction in self.directions:
             if direction not in DIRECTIONS:
                 raise SweepError(f"hydra.sweeper.direction={direction!r} is not one of {list(DIRECTIONS)}")
@@ -192,6 +197,7 @@ def run_search(settings: SearchSettings, launcher: Launcher, arguments: Sequence
     sweep_dir.mkdir(parents=True, exist_ok=True)
     storage = settings.storage or str((sweep_dir / DEFAULT_JOURNAL).resolve())
     pruner = instantiate(settings.pruner) if settings.pruner is not None else optuna.pruners.NopPruner()
+    # a trial reports to its study only where a pruner judges it (a pruned trial's value is its last report)
     study = optuna.create_study(
         study_name=settings.study_name,
         storage=open_storage(storage),
@@ -207,13 +213,12 @@ def run_search(settings: SearchSettings, launcher: Launcher, arguments: Sequence
         type(study.sampler).__name__,
         type(pruner).__name__,
     )
-    job_pruner = None if isinstance(pruner, optuna.pruners.NopPruner) else settings.pruner
     job_idx, failures, runs = 0, 0, 0
     while trials := claim_trials(study, settings.n_trials, settings.n_jobs, space.distributions):
         overrides = [
             [
                 *space.overrides(trial.params),
-                trial_override(storage, study.study_name, trial.number, job_pruner),
+                trial_override(storage, study.study_name, trial.number, settings.pruner),
                 f"hydra.sweep.subdir={trial.number}",
             ]
             for trial in trials
