@@ -24,6 +24,7 @@ from pathlib import Path
 import pytest
 from packaging.requirements import Requirement
 from packaging.utils import canonicalize_name
+from packaging.version import Version
 
 from tests.paths import REPO
 from tests.test_readme import bash_blocks
@@ -116,13 +117,36 @@ def link_distributions(distributions: dict[str, metadata.Distribution], site: Pa
         target.symlink_to(source)
 
 
+def wheel_requirements(wheel: Path) -> list[str]:
+    """The wheel's ``Requires-Dist`` lines: what ``pip install`` resolves (extras behind their markers)."""
+    with zipfile.ZipFile(wheel) as archive:
+        (name,) = [n for n in archive.namelist() if n.endswith(".dist-info/METADATA")]
+        return Parser().parsestr(archive.read(name).decode()).get_all("Requires-Dist") or []
+
+
+def test_the_install_takes_optuna_4_and_sqlalchemy_2_and_ships_the_sweeper_plugin(wheel: Path) -> None:
+    """What ``pip install -e '.[test]'`` resolves here: Optuna >= 4 and SQLAlchemy 2, with nothing in the
+    dependencies (the test extra's included) that excludes SQLAlchemy 2; no hydra-optuna-sweeper (which
+    pins optuna < 3); graphbench's sweeper in the wheel's ``hydra_plugins`` namespace."""
+    requirements = wheel_requirements(wheel)
+    closure = declared_distributions([*[r for r in requirements if "extra ==" not in r], "graphbench[test]"])
+    assert Version(closure["optuna"].version) >= Version("4") and Version(closure["sqlalchemy"].version) >= Version("2")
+    assert "hydra-optuna-sweeper" not in closure and "psycopg" in closure
+    for distribution in closure.values():
+        for text in distribution.requires or []:
+            requirement = Requirement(text)
+            if canonicalize_name(requirement.name) == "sqlalchemy":
+                assert requirement.specifier.contains(closure["sqlalchemy"].version), f"{distribution.metadata['Name']}: {text}"
+    with zipfile.ZipFile(wheel) as archive:
+        assert "hydra_plugins/graphbench_optuna_sweeper/optuna_sweeper.py" in archive.namelist()
+        assert not any(n.startswith("hydra_plugins/__init__") for n in archive.namelist())  # a namespace, shared
+
+
 @pytest.fixture(scope="module")
 def declared_venv_bin(tmp_path_factory: pytest.TempPathFactory, wheel: Path) -> Path:
     """The ``bin/`` of a fresh venv that holds graphbench's wheel and only the distributions its metadata
     declares (linked from this interpreter's), as the README's ``pip install -e .`` gives."""
-    with zipfile.ZipFile(wheel) as archive:
-        (name,) = [n for n in archive.namelist() if n.endswith(".dist-info/METADATA")]
-        declared = Parser().parsestr(archive.read(name).decode()).get_all("Requires-Dist") or []
+    declared = wheel_requirements(wheel)
     root = tmp_path_factory.mktemp("declared")
     run([sys.executable, "-m", "venv", "--without-pip", str(root / "venv")], cwd=root)
     python = root / "venv" / "bin" / "python"

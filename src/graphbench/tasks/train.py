@@ -3,7 +3,8 @@ and write ``results.json`` and ``predictions.npz`` into the run directory.
 
 Whatever happens, the run ends with a truthful ``status`` in ``results.json`` (see
 :mod:`graphbench.run.record`): ``completed``, ``failed: <one line>``, ``diverged at epoch N``,
-``interrupted`` (Ctrl-C) or ``preempted`` (SIGTERM). :func:`train` never raises for a run that went
+``pruned at epoch N`` (a trial of an Optuna search that its pruner stopped, tested at its best epoch
+all the same), ``interrupted`` (Ctrl-C) or ``preempted`` (SIGTERM). :func:`train` never raises for a run that went
 wrong; the caller maps the status to an exit code with :func:`graphbench.run.record.exit_code`.
 """
 
