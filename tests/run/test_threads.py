@@ -12,6 +12,7 @@ import pytest
 from graphbench.run.errors import ConfigError
 from graphbench.run.threads import (
     PARALLEL_WORK,
+    SET_BY_GRAPHBENCH,
     WAIT_POLICY,
     CpuAllowance,
     cgroup_quota,
@@ -25,8 +26,10 @@ from graphbench.run.threads import (
 def test_prepare_process_sets_passive_waiting_before_torch_loads() -> None:
     environ: dict[str, str] = {}
     policy = prepare_process(environ, loaded={})
-    assert environ == {"OMP_WAIT_POLICY": WAIT_POLICY} and WAIT_POLICY == "PASSIVE"
+    assert environ == {"OMP_WAIT_POLICY": WAIT_POLICY, SET_BY_GRAPHBENCH: WAIT_POLICY} and WAIT_POLICY == "PASSIVE"
     assert (policy.value, policy.source, policy.in_force) == ("PASSIVE", "graphbench", True)
+    child = prepare_process(dict(environ), loaded={})  # a process started by this one
+    assert (child.value, child.source, child.in_force) == ("PASSIVE", "graphbench, inherited", True)
 
 
 def test_prepare_process_keeps_the_users_policy() -> None:
@@ -100,9 +103,7 @@ def test_unreadable_cgroup_file_means_no_quota(tmp_path: Path) -> None:
     assert cgroup_quota(tmp_path / "missing", tmp_path) is None
 
 
-@pytest.mark.parametrize(
-    ("affinity", "quota", "usable"), [(2, None, 2), (4, 1.5, 1), (2, 0.5, 1), (8, 3.9, 3), (2, 16.0, 2)]
-)
+@pytest.mark.parametrize(("affinity", "quota", "usable"), [(2, None, 2), (4, 1.5, 1), (2, 0.5, 1), (8, 3.9, 3), (2, 16.0, 2)])
 def test_usable_cpus_are_the_affinity_capped_by_the_quota(affinity: int, quota: float | None, usable: int) -> None:
     assert CpuAllowance(affinity, quota).usable == usable
 

@@ -37,6 +37,8 @@ from graphbench.run.errors import ConfigError
 
 #: the OpenMP wait policy graphbench starts its processes with
 WAIT_POLICY: str = "PASSIVE"
+#: set beside ``OMP_WAIT_POLICY`` when graphbench set it, so that a child process can tell the two apart
+SET_BY_GRAPHBENCH: str = "GRAPHBENCH_SET_OMP_WAIT_POLICY"
 
 #: nodes x channels of a training step from which every usable CPU pays: below it a step's operators
 #: are too small for a second thread to gain what waking it costs. Measured on the 2-core development
@@ -48,7 +50,8 @@ PARALLEL_WORK: int = 2_000_000
 class WaitPolicy:
     """The ``OMP_WAIT_POLICY`` this process's OpenMP runtime started with: its ``value`` (``None``:
     the runtime's default, spinning), who set it (``graphbench`` or ``environment``), and whether it
-    is ``in_force`` (``False`` when torch was imported before graphbench could set it)."""
+    is ``in_force`` (``False`` when torch was imported before graphbench could set it). A process
+    started by a graphbench process inherits its policy: ``graphbench, inherited``."""
 
     value: str | None
     source: str
@@ -60,10 +63,11 @@ def prepare_process(environ: MutableMapping[str, str] = os.environ, loaded: Mapp
     policy takes effect when torch's OpenMP runtime loads, so only if torch is not in ``loaded`` yet."""
     in_force = "torch" not in loaded
     if environ.get("OMP_WAIT_POLICY"):
-        return WaitPolicy(environ["OMP_WAIT_POLICY"], "environment", in_force)
+        inherited = environ.get(SET_BY_GRAPHBENCH) == environ["OMP_WAIT_POLICY"]
+        return WaitPolicy(environ["OMP_WAIT_POLICY"], "graphbench, inherited" if inherited else "environment", in_force)
     if not in_force:
         return WaitPolicy(None, "torch was imported before graphbench: the runtime's default (spinning)", False)
-    environ["OMP_WAIT_POLICY"] = WAIT_POLICY
+    environ["OMP_WAIT_POLICY"] = environ[SET_BY_GRAPHBENCH] = WAIT_POLICY
     return WaitPolicy(WAIT_POLICY, "graphbench", True)
 
 

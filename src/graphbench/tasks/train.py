@@ -131,28 +131,17 @@ def _fit_and_test(
         open_loggers(cfg, record, loggers, resumed_epoch)
     # a resumed run skips the sanity check, which would draw from the restored generators before the first epoch does
     sanity = {"num_sanity_val_steps": 0} if resume_from is not None else {}
-    threads = TrainingThreads(threads_setting(cfg.get("threads")), record.hidden_dim or 1, _local_processes(cfg))
+    threads = TrainingThreads(threads_setting(cfg.get("threads")), record.hidden_dim or 1, _local_processes(cfg), record)
     with (
         launch_context(cfg, _local_processes(cfg), output_dir, resume=resume_from is not None),
         speedups.run_scope(cfg.speedups.enabled),
     ):
         # no Lightning default checkpoint where the config keeps none: graphbench's files are its callbacks'
         checkpointing = {"enable_checkpointing": any(isinstance(c, Checkpoint) for c in parts.built)}
-        trainer = build_trainer(
-            cfg,
-            [*parts.trainer_callbacks(record), threads],
-            loggers,
-            str(output_dir),
-            plugins=cluster_plugins(),
-            **sanity,
-            **checkpointing,
-        )
-        try:
-            with signals.lightning_loop():
-                trainer.fit(module, datamodule=datamodule, ckpt_path=str(resume_from) if resume_from else None)
-        finally:
-            if threads.choice is not None and record.provenance is not None:
-                record.provenance.threads["training"] = threads.choice.to_dict()
+        callbacks = [*parts.trainer_callbacks(record), threads]
+        trainer = build_trainer(cfg, callbacks, loggers, str(output_dir), plugins=cluster_plugins(), **sanity, **checkpointing)
+        with signals.lightning_loop():
+            trainer.fit(module, datamodule=datamodule, ckpt_path=str(resume_from) if resume_from else None)
         _raise_if_stopped(trainer)
         tested_epoch = _tested_epoch(parts, at_last, datamodule.info.monitor)
         with signals.lightning_loop():
