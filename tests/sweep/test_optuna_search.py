@@ -66,12 +66,12 @@ def test_settings_are_checked_in_one_line(changes: dict[str, Any], message: str)
         settings(**changes)
 
 
-def write(run_dir: Path, status: str, value: float | None, **fields: Any) -> Path:
+def write(run_dir: Path, status: str, value: float | None) -> Path:
+    """``results.json`` of a run whose monitored metric, val/accuracy (higher is better), is ``value``."""
     run_dir.mkdir(parents=True, exist_ok=True)
     metrics = {} if value is None else {"val/accuracy": value, "test/accuracy": value / 2}
-    RunRecord(status=status, config={}, monitor="val/accuracy", metrics=metrics, num_params=1234, **fields).write(
-        run_dir / RESULTS_FILENAME
-    )
+    record = RunRecord(status=status, config={}, monitor="val/accuracy", higher_is_better=True, metrics=metrics, num_params=1234)
+    record.write(run_dir / RESULTS_FILENAME)
     return run_dir
 
 
@@ -175,3 +175,13 @@ def test_the_pruner_that_never_prunes_is_no_pruner() -> None:
     never = {"_target_": "optuna.pruners.NopPruner"}
     assert settings(pruner=never).pruner is None
     assert settings(pruner=never, directions=["maximize", "minimize"], objectives=["val/accuracy", "num_params"]).pruner is None
+
+
+def test_a_search_that_goes_against_its_metrics_direction_stops_in_one_line(tmp_path: Path) -> None:
+    sweep_dir = tmp_path / "sweep"
+    with pytest.raises(
+        SweepError, match=r"hydra\.sweeper\.direction=minimize, but the runs' monitored metric is higher-is-better: set"
+    ):
+        run_search(settings(directions=["minimize"]), FakeLauncher(sweep_dir), [], sweep_dir)  # type: ignore[arg-type]
+    minimized = settings(directions=["minimize"], objectives=["val/accuracy"], n_trials=1, study_name="explicit")
+    run_search(minimized, FakeLauncher(sweep_dir), [], sweep_dir)  # type: ignore[arg-type]  # named objectives: the user's call

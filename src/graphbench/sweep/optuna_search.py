@@ -106,12 +106,14 @@ class SearchSettings:
 @dataclass(frozen=True)
 class TrialOutcome:
     """How a trial's run ended, read from its ``results.json``: the study's ``state`` name
-    (COMPLETE, PRUNED, FAIL), its ``values`` (COMPLETE only), the run's ``status`` and directory."""
+    (COMPLETE, PRUNED, FAIL), its ``values`` (COMPLETE only), the run's ``status`` and directory, and
+    the direction of its monitored metric (``higher_is_better``; ``None`` when not recorded)."""
 
     state: str
     values: list[float] | None
     status: str
     run_dir: Path
+    higher_is_better: bool | None = None
 
 
 def record_value(record: RunRecord, key: str) -> float | None:
@@ -130,7 +132,7 @@ def outcome_of(run_dir: Path, objectives: Sequence[str] | None) -> TrialOutcome:
     except (OSError, ValueError, TypeError) as exc:
         return TrialOutcome("FAIL", None, f"failed: no readable {RESULTS_FILENAME} ({type(exc).__name__})", run_dir)
     if is_pruned(record.status):
-        return TrialOutcome("PRUNED", None, record.status, run_dir)
+        return TrialOutcome("PRUNED", None, record.status, run_dir, record.higher_is_better)
     if not record.completed:
         return TrialOutcome("FAIL", None, record.status, run_dir)
     keys = list(objectives) if objectives is not None else [record.monitor or ""]
@@ -138,7 +140,7 @@ def outcome_of(run_dir: Path, objectives: Sequence[str] | None) -> TrialOutcome:
     missing = [key for key, value in zip(keys, values) if value is None]
     if missing:
         return TrialOutcome("FAIL", None, f"completed, but {RESULTS_FILENAME} has no finite {missing}", run_dir)
-    return TrialOutcome("COMPLETE", [v for v in values if v is not None], record.status, run_dir)
+    return TrialOutcome("COMPLETE", [v for v in values if v is not None], record.status, run_dir, record.higher_is_better)
 
 
 def trial_override(storage: str, study_name: str, number: int, pruner: Mapping[str, Any] | None) -> str:
@@ -178,6 +180,19 @@ def claim_trials(study: optuna.Study, n_trials: int, n_jobs: int, distributions:
         study.tell(trial, state=TrialState.FAIL)
         break
     return claimed
+
+
+def check_direction(settings: SearchSettings, outcome: TrialOutcome) -> None:
+    """A search of the monitored metric (``objectives`` null) must go the metric's way: one
+    :class:`SweepError` line, after the first run that says which way that is, when it does not."""
+    if settings.objectives is not None or outcome.higher_is_better is None:
+        return
+    wanted = "maximize" if outcome.higher_is_better else "minimize"
+    if settings.directions != [wanted]:
+        raise SweepError(
+            f"hydra.sweeper.direction={settings.directions[0]}, but the runs' monitored metric is "
+            f"{'higher' if outcome.higher_is_better else 'lower'}-is-better: set hydra.sweeper.direction={wanted}"
+        )
 
 
 def job_dir(ret: JobReturn) -> Path:
@@ -232,6 +247,7 @@ def run_search(settings: SearchSettings, launcher: Launcher, arguments: Sequence
             trial.set_user_attr("overrides", job[:-2])
             study.tell(trial, outcome.values, state=optuna.trial.TrialState[outcome.state])
             failures += outcome.state == "FAIL"
+            check_direction(settings, outcome)
         runs += len(returns)
         if failures / runs > settings.max_failure_rate:
             raise SweepError(
