@@ -185,3 +185,12 @@ def test_a_search_that_goes_against_its_metrics_direction_stops_in_one_line(tmp_
         run_search(settings(directions=["minimize"]), FakeLauncher(sweep_dir), [], sweep_dir)  # type: ignore[arg-type]
     minimized = settings(directions=["minimize"], objectives=["val/accuracy"], n_trials=1, study_name="explicit")
     run_search(minimized, FakeLauncher(sweep_dir), [], sweep_dir)  # type: ignore[arg-type]  # named objectives: the user's call
+
+
+def test_a_sampler_or_pruner_named_as_a_value_is_its_shipped_option() -> None:
+    named = settings(sampler="random", pruner="median")
+    assert named.sampler == {"_target_": "optuna.samplers.RandomSampler", "seed": None}
+    assert named.pruner is not None and named.pruner["_target_"] == "optuna.pruners.MedianPruner"
+    assert settings(pruner="none").pruner is None
+    with pytest.raises(SweepError, match=r"hydra\.sweeper\.pruner='mediam' is not one of \['hyperband', 'median', 'none'\]"):
+        settings(pruner="mediam")

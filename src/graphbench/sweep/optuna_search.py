@@ -37,7 +37,9 @@ from typing import TYPE_CHECKING, Any
 import yaml
 from hydra.core.utils import JobReturn
 from hydra.plugins.launcher import Launcher
+from omegaconf import OmegaConf
 
+from graphbench.conf import CONFIG_DIR
 from graphbench.run.optuna_storage import open_storage
 from graphbench.run.record import RESULTS_FILENAME, RunRecord, is_pruned
 from graphbench.sweep.search_space import SearchSpace, params_overrides
@@ -59,6 +61,19 @@ DIRECTIONS: tuple[str, ...] = ("minimize", "maximize")
 NO_PRUNER: str = "optuna.pruners.NopPruner"
 
 
+def named_option(group: str, value: Any) -> Any:
+    """``value`` of ``hydra.sweeper.<sampler|pruner>``: a config node as it is, or an option's name
+    (``hydra.sweeper.pruner=median``, the same as ``hydra/sweeper/pruner=median``) read from the shipped
+    ``conf/hydra/sweeper/<group>/<name>.yaml``; one :class:`SweepError` line naming the options otherwise."""
+    if not isinstance(value, str):
+        return value
+    folder = CONFIG_DIR / "hydra" / "sweeper" / group
+    options = sorted(p.stem for p in folder.glob("*.yaml"))
+    if value not in options:
+        raise SweepError(f"hydra.sweeper.{group}={value!r} is not one of {options}")
+    return OmegaConf.to_container(OmegaConf.load(folder / f"{value}.yaml"), resolve=True)
+
+
 @dataclass(frozen=True)
 class SearchSettings:
     """``hydra.sweeper``'s keys, checked. ``sampler`` and ``pruner`` are config nodes (``_target_``);
@@ -78,6 +93,8 @@ class SearchSettings:
     params: Mapping[str, Any]
 
     def __post_init__(self) -> None:
+        object.__setattr__(self, "sampler", named_option("sampler", self.sampler))
+        object.__setattr__(self, "pruner", named_option("pruner", self.pruner))
         if self.pruner is not None and self.pruner.get("_target_") == NO_PRUNER:
             object.__setattr__(self, "pruner", None)
         for direction in self.directions:
