@@ -194,3 +194,21 @@ def test_a_sampler_or_pruner_named_as_a_value_is_its_shipped_option() -> None:
     assert settings(pruner="none").pruner is None
     with pytest.raises(SweepError, match=r"hydra\.sweeper\.pruner='mediam' is not one of \['hyperband', 'median', 'none'\]"):
         settings(pruner="mediam")
+
+
+def test_several_directions_make_a_pareto_front_of_results_json_values(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    sweep_dir = tmp_path / "sweep"
+    several = settings(
+        sampler="nsgaii", directions=["maximize", "minimize"], objectives=["val/accuracy", "test/accuracy"], n_trials=3
+    )
+    run_search(several, FakeLauncher(sweep_dir), [], sweep_dir)  # type: ignore[arg-type]
+    study = optuna.load_study(study_name="s", storage=open_storage(str(sweep_dir / "optuna.journal")))
+    for trial in study.trials:
+        if trial.state.name == "COMPLETE":  # test/accuracy is half of val/accuracy in the fake runs
+            assert trial.values == [trial.params["optimizer.lr"], trial.params["optimizer.lr"] / 2]
+    results = yaml.safe_load((sweep_dir / "optimization_results.yaml").read_text())
+    assert results["objectives"] == ["val/accuracy", "test/accuracy"]
+    assert sorted(s["trial"] for s in results["solutions"]) == sorted(t.number for t in study.best_trials)
+    assert "Pareto front (val/accuracy: maximize, test/accuracy: minimize):" in capsys.readouterr().out
