@@ -40,7 +40,7 @@ from hydra.plugins.launcher import Launcher
 from omegaconf import OmegaConf
 
 from graphbench.conf import CONFIG_DIR
-from graphbench.run.optuna_storage import open_storage
+from graphbench.run.optuna_storage import is_database_url, open_storage
 from graphbench.run.record import RESULTS_FILENAME, RunRecord, is_pruned
 from graphbench.sweep.search_space import SearchSpace, params_overrides
 from graphbench.sweep.wandb import SweepError
@@ -227,9 +227,10 @@ def run_search(settings: SearchSettings, launcher: Launcher, arguments: Sequence
     if not space.distributions:
         raise SweepError("nothing to search: give hydra.sweeper.params, or a choice/range/interval on the command line")
     sweep_dir.mkdir(parents=True, exist_ok=True)
-    storage = settings.storage or str((sweep_dir / DEFAULT_JOURNAL).resolve())
+    storage = settings.storage or str(sweep_dir / DEFAULT_JOURNAL)
+    if not is_database_url(storage):  # the jobs find the journal file wherever they run
+        storage = str(Path(storage).expanduser().resolve())
     pruner = instantiate(settings.pruner) if settings.pruner is not None else optuna.pruners.NopPruner()
-    # a trial reports to its study only where a pruner judges it (a pruned trial's value is its last report)
     study = optuna.create_study(
         study_name=settings.study_name,
         storage=open_storage(storage),
