@@ -79,6 +79,8 @@ def test_help_lists_groups_and_options(tmp_path: Path) -> None:
         "gatedgcn",
         "head: dot, linear, mlp2, mlp3",
         "budget: 100k, 500k, none",
+        "hydra/launcher: basic, joblib, submitit_local, submitit_slurm",  # Hydra's groups too
+        "hydra/sweeper: basic, optuna",
     ):
         assert expected in proc.stdout
 
