@@ -28,7 +28,7 @@ from omegaconf import DictConfig, open_dict
 
 from graphbench.config.instantiate import METADATA_KEYS, build
 from graphbench.run import config_errors
-from graphbench.run.cli import format_summary, quiet_library_logging
+from graphbench.run.cli import end_line, format_summary, quiet_library_logging
 from graphbench.run.distributed import is_rank_zero
 from graphbench.run.errors import GraphbenchError
 from graphbench.run.naming import run_group_from_overrides
@@ -73,7 +73,8 @@ def main(cfg: DictConfig) -> float | None:
     if not is_rank_zero():  # a DDP rank started by a scheduler: rank 0 reports the run
         return None
     if not record.completed:
-        print(f"error: {record.status} (run directory: {record.run_dir})", file=sys.stderr, flush=True)
+        rerun = f"hydra.sweep.dir={HydraConfig.get().sweep.dir}" if multirun else f"hydra.run.dir={record.run_dir}"
+        print(end_line(record, rerun), file=sys.stderr, flush=True)
         # a single run exits with its status's code; in a sweep run in this process, Ctrl-C or SIGTERM
         # stops the whole sweep; a job of a submitit array ends normally with its status recorded (the
         # launcher would otherwise abort the sweep), and SLURM requeues it through submitit's handler

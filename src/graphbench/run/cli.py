@@ -7,7 +7,7 @@ import os
 import sys
 import warnings
 
-from graphbench.run.record import SPLITS, RunRecord
+from graphbench.run.record import FAILED_PREFIX, INTERRUPTED, PREEMPTED, SPLITS, RunRecord
 
 
 def program_name(module: str, script: str, argv0: str | None = None) -> str:
@@ -43,6 +43,20 @@ def format_summary(record: RunRecord) -> str:
             lines.append(f"time per epoch: {record.time_per_epoch_s:.2f} s, peak memory: {record.peak_memory_mb:.0f} MiB")
     lines.append(f"run directory: {record.run_dir}")
     return "\n".join(lines)
+
+
+def end_line(record: RunRecord, rerun: str | None = None) -> str:
+    """The line (for stderr) a run that did not complete ends with: ``error: <why> (run directory: D)`` for a
+    failed or diverged run; for a run stopped by Ctrl-C or SIGTERM, what stopped it and, given ``rerun`` (the
+    overrides that point a new run at its directory, ``hydra.run.dir=D``), the command that continues it."""
+    where = f"run directory: {record.run_dir}"
+    stopped = {INTERRUPTED: "interrupted (Ctrl-C)", PREEMPTED: "preempted (SIGTERM)"}.get(record.status)
+    if stopped is not None:
+        if rerun is None:
+            return f"{stopped}; {where}"
+        return f"{stopped}; {where}; to continue it, run the same command with resume=auto {rerun}"
+    reason = record.status.removeprefix(FAILED_PREFIX)
+    return f"error: {reason} ({where})"
 
 
 #: warnings Lightning raises about its own internals or about step-level logging, which graphbench
