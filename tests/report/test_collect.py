@@ -11,6 +11,7 @@ import pytest
 
 from graphbench.report.collect import (
     ReportInputError,
+    Run,
     collect,
     find_result_files,
     fold_names,
@@ -314,3 +315,21 @@ def test_a_score_key_that_is_missing_is_a_failed_run(tmp_path: Path) -> None:
     write(tmp_path / "run", {**record, "score": "mia_auc", "metrics": {"test/auc": 0.5}})
     (failed,) = collect([tmp_path]).failed
     assert failed.status == "completed, but 'mia_auc' is missing or not a finite number"
+
+
+@pytest.mark.parametrize(
+    ("trainer", "limits"),
+    [
+        ({}, ()),
+        ({"limit_val_batches": None, "limit_test_batches": 1.0}, ()),
+        ({"limit_test_batches": 1}, ("trainer.limit_test_batches=1",)),  # an integer: one batch
+        (
+            {"limit_val_batches": 0.25, "limit_test_batches": 2},
+            ("trainer.limit_val_batches=0.25", "trainer.limit_test_batches=2"),
+        ),
+        ({"limit_train_batches": 1}, ()),  # training on part of the split changes the run, not how it is scored
+    ],
+)
+def test_evaluation_limits_name_the_splits_seen_in_part(trainer: dict, limits: tuple[str, ...]) -> None:
+    run = Run(Path("r"), "completed", {"trainer": trainer}, None)
+    assert run.evaluation_limits == limits
