@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import sys
 from collections.abc import Sequence
+from pathlib import Path
 
 import hydra
 from hydra.core.hydra_config import HydraConfig
@@ -28,7 +29,7 @@ from omegaconf import DictConfig, open_dict
 
 from graphbench.config.instantiate import METADATA_KEYS, build
 from graphbench.run import config_errors
-from graphbench.run.cli import end_line, format_summary, quiet_library_logging
+from graphbench.run.cli import end_line, format_summary, installed_version_text, quiet_library_logging
 from graphbench.run.distributed import is_rank_zero
 from graphbench.run.errors import GraphbenchError
 from graphbench.run.naming import run_group_from_overrides
@@ -49,8 +50,18 @@ def run_task(cfg: DictConfig, overrides: Sequence[str] = ()) -> RunRecord:
     return task(cfg, overrides=list(overrides))
 
 
+def main() -> float | None:
+    """The ``graphbench`` command (and ``python run.py``): ``--version`` alone prints the distribution, its version
+    and where the module is imported from (:func:`graphbench.run.cli.installed_version_text`); any other command
+    line is the Hydra app :func:`hydra_main`."""
+    if sys.argv[1:] == ["--version"]:
+        print(installed_version_text(str(Path(__file__).resolve().parent)), flush=True)
+        return None
+    return hydra_main()
+
+
 @hydra.main(version_base="1.3", config_path=f"pkg://{CONFIG_MODULE}", config_name="config")
-def main(cfg: DictConfig) -> float | None:
+def hydra_main(cfg: DictConfig) -> float | None:
     """Run the composed config's task; return its monitored metric (what a Hydra sweeper such as Optuna optimizes)."""
     quiet_library_logging()
     overrides = list(HydraConfig.get().overrides.task)  # recorded in results.json's provenance

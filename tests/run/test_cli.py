@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from graphbench.run.cli import end_line, format_summary, program_name
+from graphbench.run.cli import canonical_name, end_line, format_summary, installed_version_text, program_name, version_text
 from graphbench.run.record import COMPLETED, INTERRUPTED, PREEMPTED, RunRecord
 
 
@@ -97,3 +97,22 @@ def test_a_stopped_run_says_what_stopped_it_and_how_to_continue_it() -> None:
         "hydra.sweep.dir=multirun/d/t"
     )
     assert end_line(interrupted) == "interrupted (Ctrl-C); run directory: outputs/x"
+
+
+def test_version_names_the_distribution_its_version_and_where_the_module_is() -> None:
+    assert version_text("graphbench-gnn", "0.1.0", "/venv/lib/site-packages/graphbench") == (
+        "graphbench-gnn 0.1.0: graphbench from /venv/lib/site-packages/graphbench"
+    )
+    assert version_text("graphbench-gnn", None, "/repo/src/graphbench") == (
+        "graphbench from /repo/src/graphbench (graphbench-gnn is not installed: a checkout on the module path)"
+    )
+    clash = version_text("graphbench-gnn", "0.1.0", "/venv/graphbench", [("graphbench-lib", "0.2.0")])
+    assert clash.splitlines()[1] == (
+        "warning: graphbench-lib 0.2.0 is installed too and also provides a module named graphbench, so one overwrites "
+        "the other's files; keep one per environment (pip uninstall graphbench-lib)"
+    )
+
+
+def test_this_environments_version_is_the_installed_graphbench_gnn() -> None:
+    assert canonical_name("Graphbench_GNN") == canonical_name("graphbench.gnn") == "graphbench-gnn"
+    assert installed_version_text("/somewhere/graphbench") == "graphbench-gnn 0.1.0: graphbench from /somewhere/graphbench"
