@@ -23,6 +23,7 @@ from collections.abc import Sequence
 from pathlib import Path
 
 import hydra
+from hydra import compose, initialize_config_module
 from hydra.core.hydra_config import HydraConfig
 from hydra.types import RunMode
 from omegaconf import DictConfig, open_dict
@@ -34,6 +35,7 @@ from graphbench.run.distributed import is_rank_zero
 from graphbench.run.errors import GraphbenchError
 from graphbench.run.naming import run_group_from_overrides
 from graphbench.run.processes import share_tensors_through_files
+from graphbench.run.recipe import experiment_exists, hydra_compose, shown_config_argv, with_recipe
 from graphbench.run.record import INTERRUPTED, PREEMPTED, RunRecord, exit_code
 from graphbench.run.run_dir import default_resume
 
@@ -57,6 +59,9 @@ def main() -> float | None:
     if sys.argv[1:] == ["--version"]:
         print(installed_version_text(str(Path(__file__).resolve().parent)), flush=True)
         return None
+    if any(arg in ("--cfg", "-c") or arg.startswith("--cfg=") for arg in sys.argv[1:]):  # show what a run trains
+        with initialize_config_module(config_module=CONFIG_MODULE, version_base="1.3"):
+            sys.argv = [sys.argv[0], *shown_config_argv(sys.argv[1:], lambda overrides: compose("config", list(overrides)))]
     return hydra_main()
 
 
@@ -65,6 +70,9 @@ def hydra_main(cfg: DictConfig) -> float | None:
     """Run the composed config's task; return its monitored metric (what a Hydra sweeper such as Optuna optimizes)."""
     quiet_library_logging()
     overrides = list(HydraConfig.get().overrides.task)  # recorded in results.json's provenance
+    # the dataset's published setting for the model, and the command line's deviations on its card
+    chosen = HydraConfig.get().runtime.choices.get("experiment") is not None
+    cfg = with_recipe(cfg, overrides, hydra_compose, chosen, experiment_exists)
     if cfg.get("run_group") is None:  # the W&B group: this job's overrides minus the seed (graphbench.run.naming)
         with open_dict(cfg):
             cfg.run_group = run_group_from_overrides(overrides)
