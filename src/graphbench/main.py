@@ -18,6 +18,7 @@ complete (exit code 1, see graphbench.run.hydra_callbacks).
 
 from __future__ import annotations
 
+import logging
 import sys
 from collections.abc import Sequence
 from pathlib import Path
@@ -35,9 +36,11 @@ from graphbench.run.distributed import is_rank_zero
 from graphbench.run.errors import GraphbenchError
 from graphbench.run.naming import run_group_from_overrides
 from graphbench.run.processes import share_tensors_through_files
-from graphbench.run.recipe import experiment_exists, hydra_compose, shown_config_argv, with_recipe
+from graphbench.run.recipe import card_line, experiment_exists, hydra_compose, shown_config_argv, with_recipe
 from graphbench.run.record import INTERRUPTED, PREEMPTED, RunRecord, exit_code
 from graphbench.run.run_dir import default_resume
+
+log = logging.getLogger(__name__)
 
 #: the package whose files are the configs (conf/ at the repository root, mapped in pyproject.toml)
 CONFIG_MODULE: str = "graphbench.conf"
@@ -73,6 +76,8 @@ def hydra_main(cfg: DictConfig) -> float | None:
     # the dataset's published setting for the model, and the command line's deviations on its card
     chosen = HydraConfig.get().runtime.choices.get("experiment") is not None
     cfg = with_recipe(cfg, overrides, hydra_compose, chosen, experiment_exists)
+    if is_rank_zero() and (line := card_line(cfg)) is not None:
+        log.info("%s", line)
     if cfg.get("run_group") is None:  # the W&B group: this job's overrides minus the seed (graphbench.run.naming)
         with open_dict(cfg):
             cfg.run_group = run_group_from_overrides(overrides)

@@ -12,6 +12,7 @@ from omegaconf import DictConfig, OmegaConf
 
 from graphbench.run.recipe import (
     NO_PUBLISHED_SETTING,
+    card_line,
     override_deviations,
     override_value,
     recipe_experiment,
@@ -101,3 +102,12 @@ def test_cfg_job_shows_the_recipe_experiment_and_the_card_with_the_deviations(co
 )
 def test_cfg_job_command_lines_without_a_recipe_to_show_stay_as_they_are(conf_compose, argv: Sequence[str]) -> None:  # type: ignore[no-untyped-def]
     assert shown_config_argv(argv, conf_compose) == list(argv)
+
+
+def test_a_run_logs_its_card_in_one_line() -> None:
+    cfg = with_deviations(config(trainer={"max_epochs": 1}), config(), ["trainer.max_epochs=1"])
+    assert card_line(cfg) == "recipe: paper, Table 1; deviations: model.dropout 0.5 -> 0.1, trainer.max_epochs 250 -> 1"
+    assert card_line(OmegaConf.create({"recipe_card": {"source": NO_PUBLISHED_SETTING, "deviations": []}})) == (
+        "recipe: graphbench default, no published setting"
+    )
+    assert card_line(OmegaConf.create({"recipe_card": None})) is None

@@ -204,3 +204,13 @@ def _composes(compose: Compose, overrides: Sequence[str]) -> bool:
     except Exception:
         return False
     return True
+
+
+def card_line(cfg: DictConfig) -> str | None:
+    """The line a run logs at its start: ``recipe: <source>; deviations: head mlp3 -> mlp2, ...`` (``None``
+    without a card)."""
+    card = cfg.get("recipe_card")
+    if card is None:
+        return None
+    deviations = [f"{entry.key} {_shown(entry.source)} -> {_shown(entry.ours)}" for entry in card.deviations]
+    return f"recipe: {card.source}" + (f"; deviations: {', '.join(deviations)}" if deviations else "")
