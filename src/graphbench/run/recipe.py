@@ -44,6 +44,7 @@ NOT_DEVIATIONS: tuple[str, ...] = (
     "recipe_card",
     RECIPE_KEY,
     "speedups",
+    "threads",
     "trainer.enable_progress_bar",
     "trainer.enable_model_summary",
     "dataset.num_workers",
