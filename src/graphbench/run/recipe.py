@@ -124,7 +124,10 @@ def with_recipe(
     picks = [o for o in overrides if o.lstrip("+~").split("=")[0].split("@")[0] in ("dataset", "model", "experiment")]
     if experiment is not None:
         cfg = compose([*selection, *overrides])
-    if cfg.get("recipe_card") is None or not any(_is_deviation_key(o.lstrip("+~").split("=")[0]) for o in overrides):
+    card = cfg.get("recipe_card")
+    if card is None or card.get("source") == NO_PUBLISHED_SETTING:
+        return cfg
+    if not any(_is_deviation_key(o.lstrip("+~").split("=")[0]) for o in overrides):
         return cfg
     return with_deviations(cfg, compose([*selection, *picks]), overrides)
 
