@@ -26,6 +26,7 @@ from packaging.requirements import Requirement
 from packaging.utils import canonicalize_name
 from packaging.version import Version
 
+from graphbench.run.provenance import DISTRIBUTION
 from tests.paths import REPO
 from tests.test_readme import bash_blocks
 
@@ -60,7 +61,7 @@ def wheel(tmp_path_factory: pytest.TempPathFactory) -> Path:
             shutil.copy2(path, source / name)
     pip = [sys.executable, "-m", "pip", "--disable-pip-version-check", "-q"]
     run([*pip, "wheel", "--no-deps", "--no-build-isolation", str(source), "-w", str(root / "wheels")], cwd=root)
-    (built,) = (root / "wheels").glob("graphbench-*.whl")
+    (built,) = (root / "wheels").glob("graphbench_gnn-*.whl")  # the distribution graphbench-gnn
     return built
 
 
@@ -177,6 +178,21 @@ def test_the_installed_package_and_its_configs_are_the_wheels(venv_bin: Path, em
     assert {p.relative_to(configs).as_posix() for p in Path(configs).rglob("*.yaml")} == {
         p.relative_to(REPO / "conf").as_posix() for p in (REPO / "conf").rglob("*.yaml")
     }
+
+
+def test_the_distribution_is_graphbench_gnn_and_version_says_where_its_module_is(
+    venv_bin: Path, empty_dir: Path, wheel: Path
+) -> None:
+    with zipfile.ZipFile(wheel) as archive:
+        (name,) = [n for n in archive.namelist() if n.endswith(".dist-info/METADATA")]
+        fields = Parser().parsestr(archive.read(name).decode())
+    assert (fields["Name"], fields["Version"]) == (DISTRIBUTION, "0.1.0")
+    code = "import graphbench; print(graphbench.__file__)"
+    package = Path(run([str(venv_bin / "python"), "-c", code], cwd=empty_dir).stdout.strip()).parent
+    assert (
+        run([str(venv_bin / "graphbench"), "--version"], cwd=empty_dir).stdout
+        == f"graphbench-gnn 0.1.0: graphbench from {package}\n"
+    )
 
 
 def test_graphbench_runs_from_an_empty_directory_and_reports(venv_bin: Path, empty_dir: Path) -> None:

@@ -11,6 +11,7 @@ import pytest
 
 from graphbench.report.collect import (
     ReportInputError,
+    Run,
     collect,
     find_result_files,
     fold_names,
@@ -335,3 +336,21 @@ def test_the_trials_of_an_optuna_search_group_by_their_config_and_pruned_ones_st
     (group,) = block.groups
     assert [r.value("test/mae") for r in group.runs] == [0.30, 0.34]  # one configuration, two replicates
     assert [(f.path.name, f.status) for f in collection.failed] == [("2", "pruned at epoch 1")]
+
+
+@pytest.mark.parametrize(
+    ("trainer", "limits"),
+    [
+        ({}, ()),
+        ({"limit_val_batches": None, "limit_test_batches": 1.0}, ()),
+        ({"limit_test_batches": 1}, ("trainer.limit_test_batches=1",)),  # an integer: one batch
+        (
+            {"limit_val_batches": 0.25, "limit_test_batches": 2},
+            ("trainer.limit_val_batches=0.25", "trainer.limit_test_batches=2"),
+        ),
+        ({"limit_train_batches": 1}, ()),  # training on part of the split changes the run, not how it is scored
+    ],
+)
+def test_evaluation_limits_name_the_splits_seen_in_part(trainer: dict, limits: tuple[str, ...]) -> None:
+    run = Run(Path("r"), "completed", {"trainer": trainer}, None)
+    assert run.evaluation_limits == limits

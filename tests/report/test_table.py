@@ -119,6 +119,35 @@ def test_a_best_epoch_is_an_integer_unless_runs_disagree() -> None:
     assert (format_epoch(0.0), format_epoch(15.0), format_epoch(15.5), format_epoch(math.nan)) == ("0", "15", "15.5", "n/a")
 
 
+def test_runs_evaluated_on_part_of_a_split_are_marked_in_the_table_and_noted(tmp_path: Path) -> None:
+    write_run(tmp_path / "full", dataset="d", model="gcn", seed=0, test=0.8)
+    partial = write_run(tmp_path / "partial", dataset="d", model="gin", seed=0, test=0.5)
+    record = json.loads((partial / "results.json").read_text())
+    record["config"]["trainer"].update(limit_test_batches=1, limit_val_batches=1.0)  # one test batch; the whole val split
+    (partial / "results.json").write_text(json.dumps(record))
+    (block,) = collect([tmp_path]).blocks
+    assert sorted(group.label for group in block.groups) == ["model=gcn", "model=gin [partial evaluation]"]
+    table = format_markdown_table(summarize_block(block))
+    assert "| model=gin [partial evaluation] |" in table
+    assert (
+        "Note: model=gin [partial evaluation]: runs with trainer.limit_test_batches=1 (validated or tested on part of "
+        "the split); their numbers are not results"
+    ) in table
+
+
+def test_a_table_without_a_test_says_so_instead_of_correcting_over_zero_tests(tmp_path: Path) -> None:
+    write_run(tmp_path / "a", dataset="d", model="gcn", seed=0, test=0.8)
+    write_run(tmp_path / "b", dataset="d", model="gin", seed=0, test=0.5)  # one run per group: no Welch test
+    table = format_markdown_table(summarize_block(collect([tmp_path]).blocks[0]))
+    assert "Holm-corrected over the 0 tests" not in table
+    assert "p: no test in this table (Welch's t-test needs a second group and two runs in each)." in table
+    for seed in (1, 2):
+        write_run(tmp_path / f"a{seed}", dataset="d", model="gcn", seed=seed, test=0.8 + seed / 100)
+        write_run(tmp_path / f"b{seed}", dataset="d", model="gin", seed=seed, test=0.5 + seed / 100)
+    table = format_markdown_table(summarize_block(collect([tmp_path]).blocks[0]))
+    assert "Holm-corrected over the 1 test of this table" in table
+
+
 def test_fast_dev_run_groups_are_marked_in_the_table_and_noted(tmp_path: Path) -> None:
     write_run(tmp_path / "full", dataset="d", model="gcn", seed=0, test=0.8)
     smoke = write_run(tmp_path / "smoke", dataset="d", model="gin", seed=0, test=0.5)

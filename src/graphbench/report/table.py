@@ -106,11 +106,14 @@ def format_markdown_table(summary: BlockSummary) -> str:
     lines += [provenance_line(summary.block), ""]
     with_paper = any(row.paper is not None for row in summary.rows)
     tests = sum(1 for row in summary.rows if math.isfinite(row.p_value))
-    legend = (
-        f"Values: mean ± sample std (ddof=1) over runs (folds × seeds). p: two-sided Welch's t-test (unequal "
-        f"variances) on {test_key} vs the best group, Holm-corrected over the {tests} test{'s' if tests != 1 else ''} "
-        f"of this table; * = Holm p < {summary.alpha:g}, ns = not significant."
-    )
+    legend = "Values: mean ± sample std (ddof=1) over runs (folds × seeds). "
+    if tests:
+        legend += (
+            f"p: two-sided Welch's t-test (unequal variances) on {test_key} vs the best group, Holm-corrected over "
+            f"the {tests} test{'s' if tests != 1 else ''} of this table; * = Holm p < {summary.alpha:g}, ns = not significant."
+        )
+    else:
+        legend += "p: no test in this table (Welch's t-test needs a second group and two runs in each)."
     if with_paper:
         legend += " paper: the published value named by the config's `literature`; Δ = (mean − paper) / std over runs."
     lines += [
