@@ -29,6 +29,8 @@ def test_a_split_view_maps_its_positions_to_the_whole_datasets_indices() -> None
     assert len(view) == 2 and [view[p].idx for p in range(2)] == [2, 0]
     assert view.graph_ids([1, 0, 1]).tolist() == [0, 2, 0]
     assert store().graph_ids([1, 2]).tolist() == [1, 2]
+    assert store()[1:3].graph_ids([1, 0]).tolist() == [2, 1]  # a slice: a range of indices
+    assert store()[::2].graph_ids([1, 0]).tolist() == [2, 0]
     batch = view.batch([0, 1])
     assert batch.x.flatten().tolist() == [6.0, 1.0, 2.0, 3.0]
     assert batch.edge_index.tolist() == [[0, 1, 2], [0, 2, 3]]  # offset in the batch

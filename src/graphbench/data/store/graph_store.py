@@ -33,7 +33,7 @@ class GraphStore(InMemoryDataset):
         self.slices = slices
         self._separated: list[list[Data] | None] = []  # one shared cell: copies of this store share it
         self._plan: list[list[Column] | None] = []  # likewise
-        self._ids: tuple[Any, Tensor] | None = None  # (self._indices, the same as a tensor)
+        self._ids: tuple[Any, Tensor] | None = None  # (self.indices() of a view, the same as a tensor)
 
     @classmethod
     def from_list(cls, graphs: Sequence[Data], transform: Callable[[Data], Data] | None = None) -> GraphStore:
@@ -77,10 +77,11 @@ class GraphStore(InMemoryDataset):
     def graph_ids(self, positions: Sequence[int]) -> Tensor:
         """Positions in this view -> indices in the whole dataset."""
         chosen = torch.as_tensor(positions, dtype=torch.long)
-        if self._indices is None:
-            return chosen
-        if self._ids is None or self._ids[0] is not self._indices:
-            self._ids = (self._indices, torch.as_tensor(list(self.indices()), dtype=torch.long))
+        indices = self.indices()
+        if isinstance(indices, range):  # the whole dataset, or a slice of it
+            return indices.start + indices.step * chosen
+        if self._ids is None or self._ids[0] is not indices:  # a list or tensor of indices, kept as the view's own
+            self._ids = (indices, torch.as_tensor(list(indices), dtype=torch.long))
         return self._ids[1][chosen]
 
     def _graphs(self) -> list[Data] | None:
