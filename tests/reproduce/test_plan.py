@@ -62,6 +62,17 @@ def test_folds_are_a_second_axis_and_fast_keeps_one_seed_and_the_first_fold(tmp_
     assert [slot.path.name for slot in fast.cells[0].runs] == ["fold0-seed0"]
 
 
+def test_cells_with_the_same_overrides_share_the_first_ones_runs_and_count_once(tmp_path: Path) -> None:
+    root = data(tmp_path, *(f"syn-cora/h{h}-r1.npz" for h in ("0.00", "0.30", "0.50", "0.70", "1.00")))
+    plan = plan_table(load_spec("ncmemo-table5", CONF), options(tmp_path), root)
+    out = tmp_path / "out" / "ncmemo-table5"
+    rate, score = plan.cells[0], plan.cells[1]
+    assert (rate.cell.column, score.cell.column) == ("GCN MR", "GCN score")
+    assert rate.sweep_dir == score.sweep_dir == out / "h-0.0-gcn-mr" and rate.overrides == score.overrides
+    assert len({cell.sweep_dir for cell in plan.cells}) == 5
+    assert plan.runs == 15 and plan.estimated_minutes(gpu=False) == 15.0 and plan.estimated_minutes(gpu=True) == 7.5
+
+
 def test_cells_whose_raw_files_are_missing_are_planned_as_missing_and_not_counted(tmp_path: Path) -> None:
     root = data(tmp_path, "peptides-functional/raw/peptide_multi_class_dataset.csv.gz")
     plan = plan_table(load_spec("lrgb-tuned", CONF), options(tmp_path, seeds=4), root)

@@ -99,8 +99,12 @@ def list_tables(config_dir: Path, root: Path) -> str:
 def dry_run(plan: TablePlan) -> str:
     """The commands, one per cell, and the cells not run."""
     lines = [f"# {plan.spec.name}: {plan.spec.title} -> {plan.table_dir}", f"# {estimate(plan)}"]
+    first: dict[Path, str] = {}
     for cell in plan.cells:
-        if cell.runnable:
+        if cell.runnable and cell.sweep_dir in first:
+            lines += [f"# {cell.cell.label}: the runs of {first[cell.sweep_dir]}"]
+        elif cell.runnable:
+            first[cell.sweep_dir] = cell.cell.label
             lines += [f"# {cell.cell.label}: {len(cell.runs)} runs", cell.shown]
         else:
             lines += [f"# {cell.cell.label}: not run, raw files missing: {', '.join(cell.missing_data)}"]
