@@ -48,7 +48,7 @@ def test_overrides_may_follow_the_options(tmp_path: Path, capsys: pytest.Capture
     argv = ["gin-mutag", "--launcher", "submitit_slurm", "--dry-run", f"paths.data_dir={root}", "trainer=gpu"]
     assert main(argv) == 0
     command = capsys.readouterr().out.splitlines()[3]
-    assert command.startswith(f"graphbench -m dataset=mutag model=gin paths.data_dir={root} trainer=gpu seed=0 ")
+    assert command.startswith(f"graphbench -m experiment=gin-mutag/gin0 paths.data_dir={root} trainer=gpu seed=0 ")
     assert command.endswith(" hydra/launcher=submitit_slurm")
 
 

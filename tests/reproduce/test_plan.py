@@ -51,9 +51,8 @@ def test_folds_are_a_second_axis_and_fast_keeps_one_seed_and_the_first_fold(tmp_
     assert full.cells[0].runs[3].path.name == "fold1-seed1"
     fast = plan_table(spec, options(tmp_path, fast=True, extra=("paths.data_dir=/d",)), root)
     assert fast.table_dir == tmp_path / "out" / "gin-mutag-fast"
-    assert fast.cells[0].overrides[:6] == (
-        "dataset=mutag",
-        "model=gin",
+    assert fast.cells[0].overrides[:5] == (
+        "experiment=gin-mutag/gin0",
         "trainer.max_epochs=2",
         "paths.data_dir=/d",
         "seed=0",
