@@ -57,9 +57,9 @@ def test_dry_run_lists_the_cells_whose_raw_files_are_missing(tmp_path: Path, cap
     (root / "peptides-functional/raw/peptide_multi_class_dataset.csv.gz").mkdir(parents=True)
     assert main(["lrgb-tuned", f"paths.data_dir={root}", "--dry-run"]) == 0
     out = capsys.readouterr().out
-    assert out.count("graphbench -m experiment=lrgb-tuned/peptides-func-") == 3
+    assert out.count("graphbench -m experiment=lrgb-tuned/peptides-func-") == 4
     assert out.count(": not run, raw files missing: ") == 12
-    assert "# 12 runs; estimated " in out
+    assert "# 16 runs; estimated " in out
 
 
 def test_list_names_every_table_with_cells_and_cost(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:

@@ -76,9 +76,9 @@ def test_cells_whose_raw_files_are_missing_are_planned_as_missing_and_not_counte
     root = data(tmp_path, "peptides-functional/raw/peptide_multi_class_dataset.csv.gz")
     plan = plan_table(load_spec("lrgb-tuned", CONF), options(tmp_path, seeds=4), root)
     runnable = [cell.cell.label for cell in plan.cells if cell.runnable]
-    assert runnable == ["Peptides-func / GCN", "Peptides-func / GINE", "Peptides-func / GatedGCN"]
+    assert runnable == ["Peptides-func / GCN", "Peptides-func / GINE", "Peptides-func / GatedGCN", "Peptides-func / GPS"]
     missing = [cell for cell in plan.cells if not cell.runnable]
-    assert len(missing) == 12 and plan.runs == 12
+    assert len(missing) == 12 and plan.runs == 16
     assert missing[0].missing_data == (str(root / "peptides-structural/raw/peptide_structure_dataset.csv.gz"),)
 
 
