@@ -119,3 +119,23 @@ def test_fast_runs_a_table_end_to_end_and_a_second_call_skips_every_run(
     second = capfd.readouterr()
     assert second.err.count("1 run: 1 completed before (skipped)") == len(load_spec(name, CONF).cells)
     assert "done in" not in second.err
+
+
+@pytest.mark.real_data
+@pytest.mark.slow
+@pytest.mark.parametrize("name", sorted(CELLS))
+def test_fast_runs_one_short_epoch_of_every_cell_whose_data_is_in_the_shared_data(
+    name: str, tmp_path: Path, shared_cache_dir: Path, capfd: pytest.CaptureFixture[str]
+) -> None:
+    if not SHARED_DATA.is_dir():
+        pytest.skip(f"real data root not found at {SHARED_DATA}")
+    spec = load_spec(name, CONF)
+    present = [cell for cell in spec.ordered_cells() if all((SHARED_DATA / path).exists() for path in cell.data)]
+    if not present:
+        pytest.skip(f"no cell of {name} has its raw files under {SHARED_DATA}")
+    argv = [name, f"paths.data_dir={SHARED_DATA}", f"paths.cache_dir={shared_cache_dir}", "--fast", "--out", str(tmp_path)]
+    assert main(argv) == 0  # every run of every runnable cell completed
+    out = capfd.readouterr().out
+    for cell in present:
+        line = next(line for line in out.splitlines() if line.startswith(f"| {cell.row} | {cell.column} | "))
+        assert "(n=1)" in line, line

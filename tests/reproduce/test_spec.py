@@ -8,6 +8,7 @@ import pytest
 from hydra import compose, initialize_config_dir
 from hydra.core.global_hydra import GlobalHydra
 
+from graphbench.config.checks import recipe_card_problems
 from graphbench.reproduce.spec import SpecError, closest_names, load_spec, parse_spec, slugify, spec_names
 from tests.paths import CONF
 
@@ -121,3 +122,18 @@ def test_an_unknown_name_gets_the_closest_valid_names(tmp_path: Path) -> None:
 def test_slugify() -> None:
     assert slugify("Cora / GCN") == "cora-gcn"
     assert slugify("h=0.3-GCN") == "h-0.3-gcn"
+
+
+@pytest.mark.parametrize("name", sorted(CELLS))
+def test_every_cells_resolved_config_carries_a_well_formed_recipe_card(name: str) -> None:
+    """A table's cells are papers' settings: each resolved config names its source and what still differs."""
+    spec = load_spec(name, CONF)
+    GlobalHydra.instance().clear()
+    try:
+        with initialize_config_dir(config_dir=str(CONF), version_base="1.3"):
+            for cell in spec.cells:
+                card = compose("config", overrides=list(cell.overrides)).recipe_card
+                assert card is not None, f"{cell.label}: no recipe_card"
+                assert recipe_card_problems(card) == [] and str(card.source).strip()
+    finally:
+        GlobalHydra.instance().clear()
