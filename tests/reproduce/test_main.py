@@ -69,6 +69,9 @@ def test_list_names_every_table_with_cells_and_cost(tmp_path: Path, capsys: pyte
         assert f"\n{name}: " in f"\n{out}"
         assert f"cells: {cells}; " in out
     assert "kipf-welling-2017: Kipf & Welling 2017" in out
+    assert "    rows: ENZYMES, PROTEINS; columns: GCN, GAT, GIN, GatedGCN, MLP\n" in out
+    assert "columns: GCN, GINE, GatedGCN, GPS\n" in out and "    rows: Cora, CiteSeer; columns: GCNII\n" in out
+    assert "    rows: Cora, CiteSeer; columns: GCN, PPNP, MixHop\n" in out
     assert "cells: 2; 10 seeds; 20 runs; estimated 40 min 00 s on a 2-core CPU, 10 min 00 s on one GPU" in out
 
 

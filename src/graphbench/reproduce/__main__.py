@@ -79,7 +79,8 @@ def estimate(plan: TablePlan) -> str:
 
 
 def list_tables(config_dir: Path, root: Path) -> str:
-    """One block per table: name, title, source, cells (missing data here), runs and cost at its default seeds."""
+    """One block per table: name, title, source, its rows and columns, cells (missing data here), runs and cost at
+    its default seeds."""
     lines = []
     for name in spec_names(config_dir):
         spec = load_spec(name, config_dir)
@@ -89,6 +90,7 @@ def list_tables(config_dir: Path, root: Path) -> str:
         lines += [
             f"{name}: {spec.title}",
             f"    source: {spec.source}",
+            f"    rows: {', '.join(spec.rows)}; columns: {', '.join(spec.columns)}",
             f"    cells: {len(spec.cells)}"
             + (f" ({missing} with raw files missing under {root})" if missing else "")
             + f"; {spec.seeds} seed{'s' if spec.seeds != 1 else ''}{folds}; {estimate(plan)}",
