@@ -15,6 +15,7 @@ from graphbench.analysis.memorization import (
     memorization_scores,
     memorization_sets,
     node_rows,
+    scored_probabilities,
     true_label_probability,
 )
 from graphbench.data.splits import stratified_split_masks
@@ -62,6 +63,34 @@ def test_sets_follow_the_protocol_sizes_and_are_disjoint() -> None:
     assert torch.equal(again.candidate, sets.candidate) and torch.equal(again.control, sets.control)
     other = memorization_sets(labels, (0.6, 0.2, 0.2), (0.5, 0.25, 0.25), seed=4)
     assert not torch.equal(other.candidate, sets.candidate)
+
+
+def test_index_order_takes_the_training_and_control_nodes_in_node_order_as_the_studys_code() -> None:
+    """SBM/main_syncora.py get_node_splits: torch.where(train_mask) (increasing index), the first int(0.5 n)
+    shared, then the candidates, then the rest; the control is test_indices[:len(candidate)]."""
+    labels = torch.arange(100) % 5
+    sets = memorization_sets(labels, (0.6, 0.2, 0.2), (0.5, 0.25, 0.25), seed=3, order="index")
+    train = stratified_split_masks(labels, (0.6, 0.2, 0.2), 3)["train_mask"].nonzero().view(-1)
+    test = stratified_split_masks(labels, (0.6, 0.2, 0.2), 3)["test_mask"].nonzero().view(-1)
+    assert sets.shared.tolist() == train[:30].tolist()
+    assert sets.candidate.tolist() == train[30:45].tolist()
+    assert sets.independent.tolist() == train[45:].tolist()
+    assert sets.control.tolist() == test[:15].tolist()
+    shuffled = memorization_sets(labels, (0.6, 0.2, 0.2), (0.5, 0.25, 0.25), seed=3)
+    assert torch.equal(torch.cat([shuffled.shared, shuffled.candidate, shuffled.independent]).sort().values, train)
+    assert not torch.equal(shuffled.candidate, sets.candidate)
+    with pytest.raises(ConfigError, match=r"task\.subset_order='sorted' is not valid; valid: \['shuffled', 'index'\]"):
+        memorization_sets(labels, (0.6, 0.2, 0.2), (0.5, 0.25, 0.25), seed=3, order="sorted")
+
+
+def test_scoring_the_last_seed_uses_its_pair_of_models_only() -> None:
+    f, g = scored_probabilities(PROBS_F, PROBS_G, "last")
+    assert torch.equal(f, PROBS_F[1:]) and torch.equal(g, PROBS_G[1:])
+    # the last seed's pair: 0.7-0.3, 0.6-0.5, 0.7-0.8
+    assert memorization_scores(f, g, LABELS).tolist() == pytest.approx([0.4, 0.1, -0.1])
+    assert scored_probabilities(PROBS_F, PROBS_G, "all") == (PROBS_F, PROBS_G)
+    with pytest.raises(ConfigError, match=r"task\.scored_seeds='first' is not valid; valid: \['all', 'last'\]"):
+        scored_probabilities(PROBS_F, PROBS_G, "first")
 
 
 def test_bad_fractions_are_one_clear_error() -> None:
@@ -143,3 +172,17 @@ def test_metrics_summarise_rates_set_means_and_accuracies() -> None:
     # both test nodes are of class 1, where f is uniform and the argmax of a tie is class 0
     assert (m["test/accuracy_f"], m["test/accuracy_f_std"]) == (0.0, 0.0)
     assert m["val/accuracy_g"] == 1.0
+
+
+def test_metrics_score_the_last_seed_and_average_the_accuracies_over_every_seed() -> None:
+    sets = MemorizationSets(
+        torch.tensor([0]), torch.tensor([1]), torch.tensor([2]), torch.tensor([2]), torch.tensor([0]), torch.tensor([1, 2])
+    )
+    lds_of = {name: torch.tensor([0.0]) for name in SETS}
+    m = memorization_metrics(PROBS_F, PROBS_G, LABELS, sets, lds_of, tau=0.05, scored_seeds="last")
+    assert m["memorization/mean_candidate"] == pytest.approx(0.1) and m["memorization/rate"] == 1.0
+    assert m["memorization/mean_shared"] == pytest.approx(0.4)
+    # test nodes 1, 2 (label 1): f's seeds predict [1, 0] and [1, 1], accuracies 0.5 and 1.0
+    assert (m["test/accuracy_f"], m["test/accuracy_f_std"]) == (0.75, 0.25)
+    averaged = memorization_metrics(PROBS_F, PROBS_G, LABELS, sets, lds_of, tau=0.05)
+    assert averaged["memorization/mean_candidate"] == pytest.approx(0.2)

@@ -65,6 +65,21 @@ GCNII: dict[str, Any] = {
     "optimizer.lr": 0.01,
     "trainer.max_epochs": 1500,
 }
+#: chennnM/GCNII@ca91f5686c4cd09cc1c6f98431a5d5b7e36acc92 semi.sh (CiteSeer): --layer 32 --hidden 256 --lamda 0.6
+#: --dropout 0.7, train.py's --alpha 0.1, --lr 0.01, --epochs 1500, --wd2 5e-4 (dense layers)
+GCNII_CITESEER: dict[str, Any] = {
+    **PUBLIC,
+    "dataset.name": "citeseer",
+    "model.layer.num_convs": 32,
+    "model.hidden_dim": 256,
+    "model.layer.alpha": 0.1,
+    "model.layer.theta": 0.6,
+    "model.layer.dropout": 0.7,
+    "model.input_dropout": 0.7,
+    "optimizer.lr": 0.01,
+    "optimizer.weight_decay": 5.0e-4,
+    "trainer.max_epochs": 1500,
+}
 #: Abu-El-Haija et al. 2019, Section 6 (Planetoid): adjacency powers {0, 1, 2}, 20 channels each, L2 5e-4, input dropout
 MIXHOP: dict[str, Any] = {**PUBLIC, "model.layer.powers": [0, 1, 2], "model.hidden_dim": 60, "optimizer.weight_decay": 5.0e-4}
 #: Hamilton et al. 2017's mean aggregator on the Kipf & Welling set-up
@@ -76,6 +91,7 @@ RECIPES: dict[str, dict[str, Any]] = {
     "planetoid/cora-appnp": APPNP,
     "igb/cora-appnp": APPNP,
     "planetoid/cora-gcnii": GCNII,
+    "planetoid/citeseer-gcnii": GCNII_CITESEER,
     "planetoid/cora-mixhop": MIXHOP,
     "planetoid/cora-sage": SAGE,
 }
@@ -98,3 +114,9 @@ def test_the_declared_deviations_are_the_real_ones() -> None:
 def test_changing_one_transcribed_key_fails_the_comparison() -> None:
     cfg = composed("experiment=planetoid/cora-gcn", "model.input_dropout=0.0")
     assert undeclared(cfg, KIPF_WELLING) == ["model.input_dropout: ours 0.0, source 0.5"]
+
+
+def test_the_citeseer_gcnii_is_semi_sh_line_and_a_changed_depth_fails() -> None:
+    assert mismatches(composed("experiment=planetoid/citeseer-gcnii"), GCNII_CITESEER) == []
+    cfg = composed("experiment=planetoid/citeseer-gcnii", "model.layer.num_convs=64")
+    assert undeclared(cfg, GCNII_CITESEER) == ["model.layer.num_convs: ours 64, source 32"]

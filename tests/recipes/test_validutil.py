@@ -10,7 +10,7 @@ from typing import Any
 import pytest
 from omegaconf import DictConfig
 from torch import nn
-from torch_geometric.nn import GCNConv
+from torch_geometric.nn import GCNConv, MixHopConv
 
 from graphbench.analysis.igb.fit import flatten, with_overrides
 from graphbench.analysis.igb.validutil import final_config
@@ -102,7 +102,7 @@ def test_the_gcn_baseline_and_tuning_fits_are_valid_util_gene_labels(dataset: st
     cfg = composed_task("gcn", dataset)
     common = flatten(cfg.task.every_phase.gcn.get(dataset))
     for phase, wanted in PHASES.items():
-        phase_cfg = with_overrides(cfg, {**common, **flatten(cfg.task[phase])})  # as the task builds a phase's config
+        phase_cfg = with_overrides(cfg, {**flatten(cfg.task[phase]), **common})  # as the task builds a phase's config
         assert mismatches(phase_cfg, {**wanted, **PHASE_GCN, "model.layer.improved": dataset == "citeseer"}) == []
 
 
@@ -133,3 +133,64 @@ def test_the_final_gcn_is_the_sources_model(dataset: str) -> None:
     assert type(network.act) is nn.ReLU and network.head is None
     # model/gcn.py: dropout only after the first convolution (its ReLU); none on the input features
     assert (network.input_dropout.p, network.dropout.p) == (0.0, FINAL_SCRIPTS[("gcn", dataset)]["model.dropout"])
+
+
+#: validutil/final_scripts.sh's MixHop lines (--lr, --dropout, --weight_decay, --layer1_pows; graphbench's one width is
+#: layer1's, declared in the card) with validutil/mixhop.py's defaults: --epochs 200, get_planetoid_dataset(name, False)
+#: (raw features); model/mixhop.py: MixHop layers with ReLU and dropout after each, no input dropout, then nn.Linear
+MIXHOP_FINAL: dict[str, dict[str, Any]] = {
+    "cora": {"optimizer.lr": 1e-3, "model.dropout": 0.2, "optimizer.weight_decay": 5e-5, "model.hidden_dim": 3 * 200},
+    "citeseer": {"optimizer.lr": 1e-3, "model.dropout": 0.8, "optimizer.weight_decay": 3e-3, "model.hidden_dim": 3 * 120},
+}
+MIXHOP_SHAPE = {
+    "trainer.max_epochs": 200,
+    "dataset.normalize_features": False,
+    "model.input_dropout": 0.0,
+    "model.num_layers": 2,
+    "model.encode_inputs": False,
+    "model.last_layer_outputs": False,
+    "model.residual": False,
+    "model.layer.powers": [0, 1, 2],
+    "head.name": "linear",
+    "normalization.name": "none",
+}
+#: valid_util_gene_labels.py: MixHop(dropout=0, layer1_pows=[160]*3, layer2_pows=[80]*3) for the baseline and tuning
+MIXHOP_PHASE = {
+    "model.hidden_dim": 3 * 160,
+    "model.dropout": 0.0,
+    "model.input_dropout": 0.0,
+    "dataset.normalize_features": False,
+}
+
+
+@pytest.mark.parametrize("dataset", ["cora", "citeseer"])
+def test_the_final_mixhop_is_final_scripts_line_and_its_probe_fits_valid_util_gene_labels(dataset: str) -> None:
+    cfg = composed("experiment=igb/validutil-mixhop", f"dataset={dataset}")
+    final = final_config(cfg, cfg.task.every_phase, cfg.task.final)
+    assert mismatches(final, {**MIXHOP_FINAL[dataset], **MIXHOP_SHAPE}) == []
+    common = flatten(cfg.task.every_phase.mixhop.get(dataset))
+    for phase, wanted in PHASES.items():
+        phase_cfg = with_overrides(cfg, {**flatten(cfg.task[phase]), **common})  # as the task builds a phase's config
+        assert mismatches(phase_cfg, {**wanted, **MIXHOP_PHASE}) == []
+    assert IGB_COMMIT in cfg.recipe_card.source
+    assert deviation_keys(cfg) == ["model.hidden_dim", "model.layer", "task.final", "task.tuning", "seed"]
+
+
+def test_changing_one_mixhop_transcription_fails_the_comparison() -> None:
+    cfg = composed("experiment=igb/validutil-mixhop", "dataset=citeseer", "task.final.settings.mixhop.citeseer.model.dropout=0.5")
+    final = final_config(cfg, cfg.task.every_phase, cfg.task.final)
+    assert mismatches(final, {**MIXHOP_FINAL["citeseer"], **MIXHOP_SHAPE}) == ["model.dropout: ours 0.5, source 0.8"]
+
+
+def test_the_final_mixhop_has_the_sources_layers_on_its_one_width() -> None:
+    """model/mixhop.py on Cora at graphbench's one width (600): MixHop(1433 -> 3 x 200), MixHop(600 -> 3 x 200), Linear(600 -> 7)."""
+    cfg = composed("experiment=igb/validutil-mixhop", "dataset=cora")
+    final = final_config(cfg, cfg.task.every_phase, cfg.task.final)
+    info = DatasetInfo("cora", "node", "multiclass", 7, "accuracy", True, FeatureSpec("dense", 1433), None)
+    network = network_builder(final, info)(int(final.model.hidden_dim))
+    convs = [m for m in network.modules() if isinstance(m, MixHopConv)]
+    assert [(c.in_channels, c.out_channels, c.powers) for c in convs] == [(1433, 200, [0, 1, 2]), (600, 200, [0, 1, 2])]
+    assert [(m.in_features, m.out_features) for m in network.modules() if isinstance(m, nn.Linear) and m.out_features == 7] == [
+        (600, 7)
+    ]
+    assert (network.input_dropout.p, network.dropout.p) == (0.0, 0.2)

@@ -33,11 +33,13 @@ def test_dry_run_prints_one_command_per_cell_and_runs_nothing(
     lines = capsys.readouterr().out.splitlines()
     commands = [line for line in lines if line.startswith("graphbench -m ")]
     spec = load_spec(name, CONF)
-    assert len(commands) == CELLS[name]
-    for command, cell in zip(commands, spec.ordered_cells()):
+    launched = list({cell.overrides: cell for cell in reversed(spec.ordered_cells())}.values())[::-1]  # the first per overrides
+    assert len(commands) == len(launched)
+    for command, cell in zip(commands, launched):
         assert command.startswith(f"graphbench -m {' '.join(cell.overrides)} paths.data_dir={root} seed=0,1 ")
         assert f"hydra.sweep.dir={out / name / cell.slug} " in command
-    runs = CELLS[name] * 2 * max(len(spec.folds), 1)
+    assert sum(": the runs of " in line for line in lines) == CELLS[name] - len(launched)
+    runs = len(launched) * 2 * max(len(spec.folds), 1)
     assert lines[1].startswith(f"# {runs} runs; estimated ")
     assert not out.exists()
 
@@ -47,7 +49,7 @@ def test_overrides_may_follow_the_options(tmp_path: Path, capsys: pytest.Capture
     argv = ["gin-mutag", "--launcher", "submitit_slurm", "--dry-run", f"paths.data_dir={root}", "trainer=gpu"]
     assert main(argv) == 0
     command = capsys.readouterr().out.splitlines()[3]
-    assert command.startswith(f"graphbench -m dataset=mutag model=gin paths.data_dir={root} trainer=gpu seed=0 ")
+    assert command.startswith(f"graphbench -m experiment=gin-mutag/gin0 paths.data_dir={root} trainer=gpu seed=0 ")
     assert command.endswith(" hydra/launcher=submitit_slurm")
 
 
@@ -56,13 +58,13 @@ def test_dry_run_lists_the_cells_whose_raw_files_are_missing(tmp_path: Path, cap
     (root / "peptides-functional/raw/peptide_multi_class_dataset.csv.gz").mkdir(parents=True)
     assert main(["lrgb-tuned", f"paths.data_dir={root}", "--dry-run"]) == 0
     out = capsys.readouterr().out
-    assert out.count("graphbench -m experiment=lrgb-tuned/peptides-func-") == 3
+    assert out.count("graphbench -m experiment=lrgb-tuned/peptides-func-") == 4
     assert out.count(": not run, raw files missing: ") == 12
-    assert "# 12 runs; estimated " in out
+    assert "# 16 runs; estimated " in out
     assert main(["--list", f"paths.data_dir={root}"]) == 0  # the runs and the cost are the runnable cells'
     listed = capsys.readouterr().out
     assert (
-        f"cells: 15 (12 with raw files missing under {root}: not run); 4 seeds; the 3 runnable cells: 12 runs; estimated "
+        f"cells: 16 (12 with raw files missing under {root}: not run); 4 seeds; the 4 runnable cells: 16 runs; estimated "
         in listed
     )
 
@@ -100,6 +102,9 @@ def test_list_names_every_table_with_cells_and_cost(tmp_path: Path, capsys: pyte
         assert f"\n{name}: " in f"\n{out}"
         assert f"cells: {cells}; " in out
     assert "kipf-welling-2017: Kipf & Welling 2017" in out
+    assert "    rows: ENZYMES, PROTEINS; columns: GCN, GAT, GIN, GatedGCN, MLP\n" in out
+    assert "columns: GCN, GINE, GatedGCN, GPS\n" in out and "    rows: Cora, CiteSeer; columns: GCNII\n" in out
+    assert "    rows: Cora, CiteSeer; columns: GCN, PPNP, MixHop\n" in out
     assert "cells: 2; 10 seeds; 20 runs; estimated 40 min 00 s on a 2-core CPU, 10 min 00 s on one GPU" in out
 
 
@@ -150,3 +155,23 @@ def test_fast_runs_a_table_end_to_end_and_a_second_call_skips_every_run(
     second = capfd.readouterr()
     assert second.err.count("1 run: 1 completed before (skipped)") == len(load_spec(name, CONF).cells)
     assert "done in" not in second.err
+
+
+@pytest.mark.real_data
+@pytest.mark.slow
+@pytest.mark.parametrize("name", sorted(CELLS))
+def test_fast_runs_one_short_epoch_of_every_cell_whose_data_is_in_the_shared_data(
+    name: str, tmp_path: Path, shared_cache_dir: Path, capfd: pytest.CaptureFixture[str]
+) -> None:
+    if not SHARED_DATA.is_dir():
+        pytest.skip(f"real data root not found at {SHARED_DATA}")
+    spec = load_spec(name, CONF)
+    present = [cell for cell in spec.ordered_cells() if all((SHARED_DATA / path).exists() for path in cell.data)]
+    if not present:
+        pytest.skip(f"no cell of {name} has its raw files under {SHARED_DATA}")
+    argv = [name, f"paths.data_dir={SHARED_DATA}", f"paths.cache_dir={shared_cache_dir}", "--fast", "--out", str(tmp_path)]
+    assert main(argv) == 0  # every run of every runnable cell completed
+    out = capfd.readouterr().out
+    for cell in present:
+        line = next(line for line in out.splitlines() if line.startswith(f"| {cell.row} | {cell.column} | "))
+        assert "(n=1)" in line, line

@@ -52,9 +52,8 @@ def test_folds_are_a_second_axis_and_fast_keeps_one_seed_and_the_first_fold(tmp_
     assert full.cells[0].runs[3].path.name == "fold1-seed1"
     fast = plan_table(spec, options(tmp_path, fast=True, extra=("paths.data_dir=/d",)), root)
     assert fast.table_dir == tmp_path / "out" / "gin-mutag-fast"
-    assert fast.cells[0].overrides[:6] == (
-        "dataset=mutag",
-        "model=gin",
+    assert fast.cells[0].overrides[:5] == (
+        "experiment=gin-mutag/gin0",
         "trainer.max_epochs=2",
         "paths.data_dir=/d",
         "seed=0",
@@ -63,13 +62,24 @@ def test_folds_are_a_second_axis_and_fast_keeps_one_seed_and_the_first_fold(tmp_
     assert [slot.path.name for slot in fast.cells[0].runs] == ["fold0-seed0"]
 
 
+def test_cells_with_the_same_overrides_share_the_first_ones_runs_and_count_once(tmp_path: Path) -> None:
+    root = data(tmp_path, *(f"syn-cora/h{h}-r1.npz" for h in ("0.00", "0.30", "0.50", "0.70", "1.00")))
+    plan = plan_table(load_spec("ncmemo-table5", CONF), options(tmp_path), root)
+    out = tmp_path / "out" / "ncmemo-table5"
+    rate, score = plan.cells[0], plan.cells[1]
+    assert (rate.cell.column, score.cell.column) == ("GCN MR", "GCN score")
+    assert rate.sweep_dir == score.sweep_dir == out / "h-0.0-gcn-mr" and rate.overrides == score.overrides
+    assert len({cell.sweep_dir for cell in plan.cells}) == 5
+    assert plan.runs == 15 and plan.estimated_minutes(gpu=False) == 15.0 and plan.estimated_minutes(gpu=True) == 7.5
+
+
 def test_cells_whose_raw_files_are_missing_are_planned_as_missing_and_not_counted(tmp_path: Path) -> None:
     root = data(tmp_path, "peptides-functional/raw/peptide_multi_class_dataset.csv.gz")
     plan = plan_table(load_spec("lrgb-tuned", CONF), options(tmp_path, seeds=4), root)
     runnable = [cell.cell.label for cell in plan.cells if cell.runnable]
-    assert runnable == ["Peptides-func / GCN", "Peptides-func / GINE", "Peptides-func / GatedGCN"]
+    assert runnable == ["Peptides-func / GCN", "Peptides-func / GINE", "Peptides-func / GatedGCN", "Peptides-func / GPS"]
     missing = [cell for cell in plan.cells if not cell.runnable]
-    assert len(missing) == 12 and plan.runs == 12
+    assert len(missing) == 12 and plan.runs == 16
     assert missing[0].missing_data == (str(root / "peptides-structural/raw/peptide_structure_dataset.csv.gz"),)
 
 

@@ -33,6 +33,8 @@ def paper(value: float, std: float | None) -> PaperValue:
         (80.5, 0.25, 3, paper(80.0, None), (2.0, "within 2 std (ours; paper gives none)")),
         (80.5, 0.125, 3, paper(80.0, 0.0), (4.0, "differs (ours; paper gives none)")),
         (80.125, 0.25, 3, paper(80.0, None), (0.5, "within 1 std (ours; paper gives none)")),
+        (0.0, 0.0, 3, paper(0.0, 0.0), (0.0, "equal")),  # NCMemo's MR at h=1.0: no std on either side
+        (80.0, 0.3, 3, paper(80.0, 0.5), (0.0, "equal")),
     ],
 )
 def test_the_verdict_reads_the_difference_in_the_papers_std_or_ours_when_it_gives_none(
@@ -104,14 +106,28 @@ def test_the_markdown_and_csv_show_ours_beside_the_papers_with_the_verdict(tmp_p
 
 def test_a_null_paper_value_is_said_once_with_its_note(tmp_path: Path) -> None:
     root = tmp_path / "data"
+    for name in ("Cora", "CiteSeer"):
+        (root / f"Planetoid/{name}/raw").mkdir(parents=True)
+    plan = plan_table(load_spec("igb-ranks", CONF), Options(1, False, 1, None, tmp_path / "out", ()), root)
+    assert plan.cells[0].cell.label == "GCN / Cora public"
+    write_result(plan.cells[0].runs[0].path, seed=0, metrics={"test/accuracy": 0.75})
+    markdown = format_markdown(plan, [cell_result(cell) for cell in plan.cells])
+    assert "| GCN | Cora public | test accuracy (%) | 75.00 ± n/a (n=1) | null | n/a | no paper value |" in markdown
+    assert "| GCN | Cora i.i.d. | test accuracy (%) | not run (n=0 of 1) | null | n/a | no paper value |" in markdown
+    assert markdown.count("Paper value null for ") == 1 and "i.i.d.: not recorded in conf/ or docs/results.md." in markdown
+    assert "Paper value null for GCN / Cora public, GCN / Cora i.i.d., " in markdown
+
+
+def test_table_5s_rate_and_score_read_the_same_runs(tmp_path: Path) -> None:
+    root = tmp_path / "data"
     for level in ("0.00", "0.30", "0.50", "0.70", "1.00"):
         (root / f"syn-cora/h{level}-r1.npz").mkdir(parents=True)
     plan = plan_table(load_spec("ncmemo-table5", CONF), Options(1, False, 1, None, tmp_path / "out", ()), root)
-    write_result(plan.cells[0].runs[0].path, seed=0, metrics={"memorization/rate": 0.75})
+    write_result(plan.cells[0].runs[0].path, seed=0, metrics={"memorization/rate": 0.8363, "memorization/mean_candidate": 0.7175})
     markdown = format_markdown(plan, [cell_result(cell) for cell in plan.cells])
-    assert "| h=0.0 | GCN | memorization rate of S_C (%) | 75.00 ± n/a (n=1) | null | n/a | no paper value |" in markdown
-    assert "| h=0.3 | GCN | memorization rate of S_C (%) | not run (n=0 of 1) | null | n/a | no paper value |" in markdown
+    assert "| h=0.0 | GCN MR | memorization rate of S_C (%) | 83.63 ± n/a (n=1) | 83.63 ± 1.82 | +0.00 | equal |" in markdown
     assert (
-        "Paper value null for h=0.0 / GCN, h=0.3 / GCN, h=0.5 / GCN, h=0.7 / GCN, h=1.0 / GCN: "
-        "no per-level value found in the paper text or the study's repository." in markdown
+        "| h=0.0 | GCN score | average memorization score of S_C | 0.72 ± n/a (n=1) | 0.71 ± 0.02 | +0.50 | within 1 std |"
+        in markdown
     )
+    assert markdown.count("graphbench -m experiment=ncmemo/gcn dataset=syn-cora dataset.homophily=0.0 ") == 1

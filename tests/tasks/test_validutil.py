@@ -36,7 +36,7 @@ def test_a_model_and_dataset_without_a_final_setting_fail_before_the_tuning_and_
     record = validutil(cora_cfg(tmp_path), num_val_nodes=1, final=final)
     assert record.status == (
         "failed: task.final.settings has no setting for model=gcn on dataset=cora (the IGB code's final_scripts.sh sets "
-        "gcn and appnp on cora and citeseer): add task.final.settings.gcn.cora={...} or search a grid instead "
+        "gcn, appnp and mixhop on cora and citeseer): add task.final.settings.gcn.cora={...} or search a grid instead "
         "(task/grid=final_scripts)"
     )
 

@@ -25,14 +25,21 @@ candidates) and ``memorization_hist.png``. Any one-graph node-level dataset, mod
 hyper-parameters of the usual config groups; with ``+transform=rewire_feature_similarity`` the models
 train on the rewired graph.
 
-Differences from the study's code (``SBM/main_syncora.py``, ``SBM/train.py``), all following the
-protocol as the paper states it: the scores average the probabilities of all seeds' models (the
-code scores the last seed's models only), each model keeps its best-validation weights (the code's
-``state_dict()`` reference ends up holding the last epoch's; ``checkpoint=last`` does the same), and
-:math:`S_S/S_C/S_I` and the control are random subsets (the code takes them in node-index order). On
-heterophilic graphs the best validation epoch comes early, before the models fit their training
-labels, so ``best`` finds little memorization where ``last`` (the code's behaviour) finds the study's
-inverse relation to homophily (README, "Memorization").
+The defaults follow the protocol as the paper states it; three knobs give the study's code instead
+(``SBM/main_syncora.py``, ``SBM/train.py``; ``experiment=ncmemo/gcn`` sets all three):
+
+* ``checkpoint``: ``best`` keeps each model's best-validation weights; ``last`` the last epoch's, which
+  the code's ``state_dict()`` reference ends up holding. On heterophilic graphs the best validation
+  epoch comes early, before the models fit their training labels, so ``best`` finds little
+  memorization where ``last`` finds the study's inverse relation to homophily.
+* ``subset_order``: ``shuffled`` draws :math:`S_S/S_C/S_I` and the control at random; ``index`` takes
+  them in node-index order, as the code does (``get_node_splits``: the training nodes sorted by index,
+  the first half shared, then candidate, then independent; the control the first ``|S_C|`` test nodes).
+  Where node order follows the label, as in syn-cora's second half, :math:`S_C` and :math:`S_I` then
+  differ in their class mix.
+* ``scored_seeds``: ``all`` averages the probabilities of all seeds' models; ``last`` scores the last
+  seed's :math:`f` and :math:`g` only, as the code does (``train_models`` returns the models of its last
+  seed, and ``calculate_node_memorization_score`` scores those).
 """
 
 from __future__ import annotations
@@ -91,6 +98,14 @@ class MemorizationProtocol:
     knn_k: int
     checkpoint: str
     plots: bool
+    subset_order: str = "shuffled"
+    scored_seeds: str = "all"
+
+
+#: how the protocol's node subsets are taken: drawn at random, or in node-index order (the study's code)
+SUBSET_ORDERS: tuple[str, ...] = ("shuffled", "index")
+#: which seeds' models the scores use: all of them (mean probabilities), or the last seed's (the study's code)
+SCORED_SEEDS: tuple[str, ...] = ("all", "last")
 
 
 def check_fractions(fractions: Any, what: str) -> tuple[float, float, float]:
@@ -106,13 +121,17 @@ def memorization_sets(
     subset_fractions: tuple[float, float, float],
     seed: int,
     stratified: bool = True,
+    order: str = "shuffled",
 ) -> MemorizationSets:
     """The protocol's node sets, deterministic given ``seed``: a train/val/test split (per class with
     :func:`~graphbench.data.splits.stratified_split_masks`, else uniformly), the training nodes
     shuffled into :math:`S_S` (``int(a n)`` nodes), :math:`S_C` (``int(b n)``) and :math:`S_I` (the rest),
-    and the control: ``|S_C|`` test nodes drawn at random."""
+    and the control: ``|S_C|`` test nodes drawn at random. ``order="index"`` takes the training nodes and
+    the control's test nodes in increasing node index instead of shuffled (the study's code)."""
     split_fractions = check_fractions(split_fractions, "split_fractions")
     subset_fractions = check_fractions(subset_fractions, "subset_fractions")
+    if order not in SUBSET_ORDERS:
+        raise ConfigError(f"task.subset_order={order!r} is not valid; valid: {list(SUBSET_ORDERS)}")
     n = labels.numel()
     if stratified:
         masks = stratified_split_masks(labels, split_fractions, seed)
@@ -120,7 +139,8 @@ def memorization_sets(
         masks = random_split_masks(n, split_fractions, seed)
     generator = torch.Generator().manual_seed(int(seed))
     train = masks["train_mask"].nonzero().view(-1)
-    train = train[torch.randperm(len(train), generator=generator)]
+    if order == "shuffled":
+        train = train[torch.randperm(len(train), generator=generator)]
     n_shared, n_candidate = int(subset_fractions[0] * len(train)), int(subset_fractions[1] * len(train))
     test = masks["test_mask"].nonzero().view(-1)
     if n_candidate < 1 or n_shared < 1 or len(train) - n_shared - n_candidate < 1:
@@ -129,7 +149,7 @@ def memorization_sets(
         )
     if len(test) < n_candidate:
         raise ConfigError(f"the control needs {n_candidate} test nodes (|S_C|), the split has {len(test)}")
-    control = test[torch.randperm(len(test), generator=generator)[:n_candidate]]
+    control = test[torch.randperm(len(test), generator=generator)[:n_candidate]] if order == "shuffled" else test[:n_candidate]
     return MemorizationSets(
         shared=train[:n_shared].sort().values,
         candidate=train[n_shared : n_shared + n_candidate].sort().values,
@@ -233,12 +253,29 @@ def node_rows(
     return rows, lds_of
 
 
+def scored_probabilities(probs_f: Tensor, probs_g: Tensor, scored_seeds: str) -> tuple[Tensor, Tensor]:
+    """The seeds' outputs ``[seeds, N, C]`` the scores use: all of them (``all``), or the last seed's
+    ``[1, N, C]`` (``last``, the study's code)."""
+    if scored_seeds not in SCORED_SEEDS:
+        raise ConfigError(f"task.scored_seeds={scored_seeds!r} is not valid; valid: {list(SCORED_SEEDS)}")
+    return (probs_f, probs_g) if scored_seeds == "all" else (probs_f[-1:], probs_g[-1:])
+
+
 def memorization_metrics(
-    probs_f: Tensor, probs_g: Tensor, labels: Tensor, sets: MemorizationSets, lds_of: dict[str, Tensor], tau: float
+    probs_f: Tensor,
+    probs_g: Tensor,
+    labels: Tensor,
+    sets: MemorizationSets,
+    lds_of: dict[str, Tensor],
+    tau: float,
+    scored_seeds: str = "all",
 ) -> dict[str, float | None]:
     """``results.json``'s metrics: the memorization rate above ``tau`` on :math:`S_C` and on the control, the
-    mean LDS of memorized and other candidates (``None`` for an empty group), the mean score of every set,
-    and the test accuracy (mean and population std over the seeds) and val accuracy of :math:`f` and :math:`g`."""
+    mean LDS of memorized and other candidates (``None`` for an empty group), the mean score of every set
+    (all from the models :func:`scored_probabilities` picks), and the test accuracy (mean and population
+    std over all the seeds) and val accuracy of :math:`f` and :math:`g`."""
+    all_f, all_g = probs_f, probs_g
+    probs_f, probs_g = scored_probabilities(probs_f, probs_g, scored_seeds)
     mem = memorization_scores(probs_f, probs_g, labels)
     candidate_mem = mem[sets.candidate]
     memorized = candidate_mem > tau
@@ -250,7 +287,7 @@ def memorization_metrics(
     }
     for name in SETS:
         metrics[f"memorization/mean_{name}"] = mean_or_none(mem[sets.of(name)])
-    for name, stacked in (("f", probs_f), ("g", probs_g)):
+    for name, stacked in (("f", all_f), ("g", all_g)):
         per_seed = torch.tensor([accuracy(p, labels, sets.test) for p in stacked])
         metrics[f"test/accuracy_{name}"] = float(per_seed.mean())
         metrics[f"test/accuracy_{name}_std"] = float(per_seed.std(unbiased=False))

@@ -94,8 +94,8 @@ def estimate(plan: TablePlan) -> str:
 
 
 def list_tables(config_dir: Path, root: Path) -> str:
-    """One block per table: name, title, source, cells (missing data here), and the runs and cost of its runnable
-    cells at its default seeds."""
+    """One block per table: name, title, source, its rows and columns, cells (missing data here), and the runs
+    and cost of its runnable cells at its default seeds."""
     lines = []
     for name in spec_names(config_dir):
         spec = load_spec(name, config_dir)
@@ -105,6 +105,7 @@ def list_tables(config_dir: Path, root: Path) -> str:
         lines += [
             f"{name}: {spec.title}",
             f"    source: {spec.source}",
+            f"    rows: {', '.join(spec.rows)}; columns: {', '.join(spec.columns)}",
             f"    cells: {len(spec.cells)}"
             + (f" ({missing} with raw files missing under {root}: not run)" if missing else "")
             + f"; {spec.seeds} seed{'s' if spec.seeds != 1 else ''}{folds}; "
@@ -121,8 +122,12 @@ def list_tables(config_dir: Path, root: Path) -> str:
 def dry_run(plan: TablePlan) -> str:
     """The commands, one per cell, and the cells not run."""
     lines = [f"# {plan.spec.name}: {plan.spec.title} -> {plan.table_dir}", f"# {estimate(plan)}"]
+    first: dict[Path, str] = {}
     for cell in plan.cells:
-        if cell.runnable:
+        if cell.runnable and cell.sweep_dir in first:
+            lines += [f"# {cell.cell.label}: the runs of {first[cell.sweep_dir]}"]
+        elif cell.runnable:
+            first[cell.sweep_dir] = cell.cell.label
             lines += [f"# {cell.cell.label}: {len(cell.runs)} runs", cell.shown]
         else:
             lines += [f"# {cell.cell.label}: not run, raw files missing: {', '.join(cell.missing_data)}"]

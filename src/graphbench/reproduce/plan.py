@@ -9,7 +9,9 @@ multirun of :math:`F \cdot S` runs::
 Each run's directory is named by its seed (and fold), not by Hydra's job number, so the directories do
 not move when ``--seeds`` changes, and ``resume=auto`` skips a completed run, continues an interrupted
 one and reruns a failed one (:mod:`~graphbench.reproduce.runner` moves a failed directory aside first).
-A cell whose raw files are missing below the data root is planned as missing and never run.
+A cell whose raw files are missing below the data root is planned as missing and never run. Cells
+with the same overrides (one multirun reported under two metrics, e.g. NCMemo's rate and mean score)
+share the first one's directory: the later cell finds its runs completed and reads them.
 """
 
 from __future__ import annotations
@@ -91,19 +93,29 @@ class TablePlan:
     table_dir: Path
     cells: tuple[CellPlan, ...]
 
+    def launched(self) -> list[CellPlan]:
+        """The runnable cells with a directory of their own (a cell sharing an earlier cell's runs is left out)."""
+        seen: set[Path] = set()
+        own = []
+        for plan in self.cells:
+            if plan.runnable and plan.sweep_dir not in seen:
+                seen.add(plan.sweep_dir)
+                own.append(plan)
+        return own
+
     @property
     def runs(self) -> int:
-        """Runs over the cells that are run."""
-        return sum(len(plan.runs) for plan in self.cells if plan.runnable)
+        """Runs over the cells that are run, each shared directory once."""
+        return sum(len(plan.runs) for plan in self.launched())
 
     def estimated_minutes(self, gpu: bool, runs_of: Callable[[CellPlan], int] | None = None) -> float:
-        r""":math:`\sum_c n_c \, t_c`: runs times minutes per run over the runnable cells (sequential, one run at a
-        time); :math:`n_c` is ``runs_of(cell)`` when given (e.g. the runs not completed yet), else all its runs."""
+        r""":math:`\sum_c n_c \, t_c`: runs times minutes per run over the runnable cells, each shared directory
+        once (sequential, one run at a time); :math:`n_c` is ``runs_of(cell)`` when given (e.g. the runs not
+        completed yet), else all its runs."""
         return sum(
             (len(plan.runs) if runs_of is None else runs_of(plan))
             * (plan.cell.cost.gpu_minutes_per_run if gpu else plan.cell.cost.cpu_minutes_per_run)
-            for plan in self.cells
-            if plan.runnable
+            for plan in self.launched()
         )
 
 
@@ -127,10 +139,12 @@ def launcher_overrides(options: Options, runs: int) -> list[str]:
     return ["hydra/launcher=joblib", f"hydra.launcher.n_jobs={jobs}"] if jobs > 1 else []
 
 
-def plan_cell(spec: TableSpec, cell: Cell, options: Options, table_dir: Path, data_root: Path) -> CellPlan:
-    """The multirun of one cell (see the module docstring)."""
+def plan_cell(
+    spec: TableSpec, cell: Cell, options: Options, table_dir: Path, data_root: Path, slug: str | None = None
+) -> CellPlan:
+    """The multirun of one cell (see the module docstring), in ``<table_dir>/<slug>`` (default: the cell's own)."""
     seeds, folds = seeds_and_folds(spec, options)
-    sweep_dir = table_dir / cell.slug
+    sweep_dir = table_dir / (slug or cell.slug)
     with_folds = folds != [None]
     subdir = f"fold${{{FOLD_OVERRIDE}}}-seed${{seed}}" if with_folds else "seed${seed}"
     runs = tuple(
@@ -158,9 +172,16 @@ def table_dir(spec: TableSpec, options: Options) -> Path:
 
 
 def plan_table(spec: TableSpec, options: Options, data_root: Path) -> TablePlan:
-    """Every cell's multirun, in layout order."""
+    """Every cell's multirun, in layout order; cells with the same overrides and fast overrides share the
+    directory of the first of them."""
     directory = table_dir(spec, options)
-    cells = tuple(plan_cell(spec, cell, options, directory, data_root) for cell in spec.ordered_cells())
+    first_slug: dict[tuple[tuple[str, ...], tuple[str, ...]], str] = {}
+    for cell in spec.ordered_cells():
+        first_slug.setdefault((cell.overrides, cell.fast), cell.slug)
+    cells = tuple(
+        plan_cell(spec, cell, options, directory, data_root, first_slug[(cell.overrides, cell.fast)])
+        for cell in spec.ordered_cells()
+    )
     return TablePlan(spec, options, directory, cells)
 
 

@@ -9,6 +9,7 @@ the paper's :math:`\mu \pm \sigma`:
 * when the paper gives no std (or 0), the yardstick is ours: :math:`d = (\bar x - \mu) / s` and the verdict
   says so (``within 1 std (ours; paper gives none)``); with :math:`n < 2` or :math:`s = 0` there is no
   yardstick and the verdict is ``no std to compare``;
+* ours equal to the paper's value (e.g. a rate of 0.00 against 0.00 ± 0.00): ``equal``, :math:`d = 0`, whatever the stds;
 * no paper value: ``no paper value``; no completed run: ``not run`` (``missing data`` when the cell's
   raw files are absent).
 
@@ -42,6 +43,8 @@ def verdict(ours_mean: float, ours_std: float, n: int, paper: PaperValue | None)
         return math.nan, "no paper value"
     if n == 0 or not math.isfinite(ours_mean):
         return math.nan, "not run"
+    if math.isclose(ours_mean, paper.value, rel_tol=1e-9, abs_tol=1e-12):
+        return 0.0, "equal"
     if paper.std is not None and paper.std > 0:
         d, suffix = (ours_mean - paper.value) / paper.std, ""
     elif n >= 2 and math.isfinite(ours_std) and ours_std > 0:
@@ -191,7 +194,7 @@ def format_markdown(table: TablePlan, results: Sequence[CellResult]) -> str:
         lines += ["", "Rank stability of each column's rows across seeds:", *rank_lines(table, results)]
     lines += [f"Note: {note}" for note in spec.notes]
     lines += ["", provenance(results), "", "Commands:", "", "```bash"]
-    lines += [result.plan.shown for result in results if result.plan.runnable]
+    lines += list(dict.fromkeys(result.plan.shown for result in results if result.plan.runnable))  # shared runs once
     lines += ["```"]
     return "\n".join(lines) + "\n"
 

@@ -14,7 +14,9 @@ from omegaconf import DictConfig
 from graphbench.analysis.memorization import (
     CSV_FILENAME,
     HISTOGRAM_FILENAME,
+    SCORED_SEEDS,
     SETS,
+    SUBSET_ORDERS,
     MemorizationProtocol,
     check_fractions,
     log_image,
@@ -22,6 +24,7 @@ from graphbench.analysis.memorization import (
     memorization_sets,
     node_rows,
     plot_title,
+    scored_probabilities,
     train_models,
     write_csv,
 )
@@ -46,14 +49,22 @@ def run_memorization(
     knn_k: int = 3,
     checkpoint: str = "best",
     plots: bool = True,
+    subset_order: str = "shuffled",
+    scored_seeds: str = "all",
     overrides: Sequence[str] = (),
 ) -> RunRecord:
     """The ``task=memorization`` entry point (``conf/task/memorization.yaml``); returns the run's record,
     which is also in ``<paths.output_dir>/results.json``. The node split is drawn with ``cfg.seed``; the
     models of replicate ``cfg.seed`` use the seeds ``cfg.seed * num_seeds + i``, ``i < num_seeds``.
-    ``overrides``: Hydra's task overrides, recorded in the run's provenance."""
+    ``subset_order`` and ``scored_seeds`` choose between the paper's protocol and its code's
+    (:mod:`graphbench.analysis.memorization`). ``overrides``: Hydra's task overrides, recorded in the
+    run's provenance."""
     if checkpoint not in CHECKPOINTS:
         raise ConfigError(f"task.checkpoint={checkpoint!r} is not valid; valid: {list(CHECKPOINTS)}")
+    if subset_order not in SUBSET_ORDERS:
+        raise ConfigError(f"task.subset_order={subset_order!r} is not valid; valid: {list(SUBSET_ORDERS)}")
+    if scored_seeds not in SCORED_SEEDS:
+        raise ConfigError(f"task.scored_seeds={scored_seeds!r} is not valid; valid: {list(SCORED_SEEDS)}")
     if isinstance(num_seeds, bool) or not isinstance(num_seeds, int) or num_seeds < 1:
         raise ConfigError(f"task.num_seeds must be a positive integer, got {num_seeds!r}")
     if not isinstance(tau, (int, float)) or isinstance(tau, bool):
@@ -68,6 +79,8 @@ def run_memorization(
         knn_k,
         checkpoint,
         bool(plots),
+        subset_order,
+        scored_seeds,
     )
 
     def body(cfg: DictConfig, record: RunRecord, frame: RunFrame) -> None:
@@ -90,7 +103,9 @@ def _memorization(
     graph = datamodule.graph
     assert graph is not None
     labels = graph.y.view(-1).long()
-    sets = memorization_sets(labels, protocol.split_fractions, protocol.subset_fractions, int(cfg.seed), protocol.stratified)
+    sets = memorization_sets(
+        labels, protocol.split_fractions, protocol.subset_fractions, int(cfg.seed), protocol.stratified, protocol.subset_order
+    )
     open_loggers(cfg, record, loggers)
     sized = sized_network(cfg, datamodule.info)
     record.hidden_dim, record.num_params = sized.hidden_dim, sized.num_params
@@ -104,9 +119,10 @@ def _memorization(
         protocol.num_seeds,
     )
     probs_f, probs_g = train_models(cfg, datamodule, sets, protocol, output_dir)
-    rows, lds_of = node_rows(graph.x, graph.edge_index, labels, sets, probs_f, probs_g, protocol.knn_k)
+    score_f, score_g = scored_probabilities(probs_f, probs_g, protocol.scored_seeds)
+    rows, lds_of = node_rows(graph.x, graph.edge_index, labels, sets, score_f, score_g, protocol.knn_k)
     write_csv(output_dir / CSV_FILENAME, rows)
-    metrics = memorization_metrics(probs_f, probs_g, labels, sets, lds_of, protocol.tau)
+    metrics = memorization_metrics(probs_f, probs_g, labels, sets, lds_of, protocol.tau, protocol.scored_seeds)
     record.metrics = metrics
     record.monitor, record.metric, record.higher_is_better = "memorization/rate", "memorization_rate", False
     record.score = "memorization/rate"

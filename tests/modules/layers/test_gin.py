@@ -37,3 +37,13 @@ def test_edge_features_pass_through_unchanged() -> None:
     e = torch.randn(PATH_EDGES.size(1), 2)
     assert GINLayer(2, 2, 2)(PATH_X, PATH_EDGES, e)[1] is e
     assert not GINLayer.updates_edges
+
+
+def test_gin_0_fixes_eps_at_zero_and_trains_no_eps() -> None:
+    layer = GINLayer(2, 2, 2, train_eps=False)
+    set_identity(layer.conv.nn[0])
+    set_identity(layer.conv.nn[2])
+    assert not layer.conv.eps.requires_grad and layer.conv.eps.item() == 0.0
+    assert "conv.eps" not in dict(layer.named_parameters())
+    out, _ = layer(PATH_X, PATH_EDGES, None)
+    assert torch.equal(out, PATH_X + neighbour_sum(PATH_X, PATH_EDGES))

@@ -20,8 +20,9 @@ on Graphs", IJCAI 2022, Section 3), run as the IGB code's ``valid_util_gene_labe
    code's: a grid search, each point fitted once and chosen with its epoch on validation accuracy
    against the true labels.
 
-``task.every_phase`` holds values that all three phases take, by model and dataset: the code's GCN is
-``GCNConv(improved=True)`` on CiteSeer.
+``task.every_phase`` holds values that all three phases take, by model and dataset, winning over the
+baseline's and tuning's generic values (the final setting wins over them): the code's GCN is
+``GCNConv(improved=True)`` on CiteSeer, its MixHop of the baseline and tuning fits 160 channels per power.
 
 Nothing about the model changes, yet the tuned pseudo-labels leak :math:`V`'s labels into training and
 inflate the test accuracy; the IGB authors call it a "reduction to absurdity", not a method.
@@ -191,12 +192,12 @@ def validutil_probe(
     count = tuned_node_count(num_val_nodes, val_nodes.numel())
     common = by_model_and_dataset(phases.every_phase, cfg)
     final_cfg = None if phases.grid else final_config(cfg, phases.every_phase, phases.final)  # fails before the tuning
-    base_cfg = phase_config(cfg, "baseline", common, phases.baseline)
+    base_cfg = phase_config(cfg, "baseline", phases.baseline, common)
     initial = initial_pseudo_labels(FullBatchRecipe.from_config(base_cfg, info), graphs.of(base_cfg), graph, int(cfg.seed))
     labels = initial.clone()
     if tuned_labels is not None:
         labels[val_nodes] = read_labels(tuned_labels, val_nodes.numel(), info.num_outputs).to(labels.device)
-    tune_cfg = phase_config(cfg, "tuning", common, phases.tuning)
+    tune_cfg = phase_config(cfg, "tuning", phases.tuning, common)
     tune_recipe = FullBatchRecipe.from_config(tune_cfg, info)
     probe = with_validation_trained(graphs.of(tune_cfg), graph)
     tuned_nodes = val_nodes[:count] if tuned_labels is None else val_nodes[:0]
@@ -360,7 +361,7 @@ def final_setting(final: Any, cfg: DictConfig) -> Any:
     if setting is None:
         raise ConfigError(
             f"task.final.settings has no setting for model={cfg.model.name} on dataset={cfg.dataset.name} (the IGB code's "
-            f"final_scripts.sh sets gcn and appnp on cora and citeseer): add task.final.settings.{cfg.model.name}."
+            f"final_scripts.sh sets gcn, appnp and mixhop on cora and citeseer): add task.final.settings.{cfg.model.name}."
             f"{cfg.dataset.name}={{...}} or search a grid instead (task/grid=final_scripts)"
         )
     return setting

@@ -12,7 +12,7 @@ from graphbench.modules.propagation import weighted_sum_at_dst
 class GINLayer(Layer):
     r""":math:`x_i' = \mathrm{MLP}\big((1+\epsilon) x_i + \sum_{j \in N(i)} x_j\big)` with a 2-layer MLP
     (Linear -> ReLU -> Linear) and learnable :math:`\epsilon` (initialised to 0), GIN-:math:`\epsilon`
-    of Xu et al. (2019, eq. 4.1). GIN has no use for edge features (``gine`` is its edge-aware
+    of Xu et al. (2019, eq. 4.1); ``train_eps=False`` fixes :math:`\epsilon = 0`, their GIN-0. GIN has no use for edge features (``gine`` is its edge-aware
     variant): ``edge_attr`` passes through unchanged.
 
     With ``edge_weight`` (``[E]``, :math:`w_{ji}` on the edge :math:`j \to i`; GraphSAINT's
@@ -22,10 +22,10 @@ class GINLayer(Layer):
     uses_edge_attr = False
     uses_edge_weight = True
 
-    def __init__(self, in_dim: int, out_dim: int, edge_dim: int) -> None:
+    def __init__(self, in_dim: int, out_dim: int, edge_dim: int, *, train_eps: bool = True) -> None:
         super().__init__()
         mlp = nn.Sequential(nn.Linear(in_dim, out_dim), nn.ReLU(), nn.Linear(out_dim, out_dim))
-        self.conv = GINConv(mlp, train_eps=True)
+        self.conv = GINConv(mlp, train_eps=train_eps)
 
     def reset_parameters(self) -> None:
         self.conv.reset_parameters()

@@ -82,6 +82,18 @@ def test_reads_the_tu_format_like_pyg(tmp_path: Path, use_node_attr: bool) -> No
     assert info.node_features.dim == 3 + (2 if use_node_attr else 0) and info.edge_features.cardinalities == (3,)
 
 
+def test_without_node_labels_the_attributes_alone_are_the_features_as_benchmarking_gnns_loader(tmp_path: Path) -> None:
+    """DGL's LegacyTUDataset (benchmarking-gnns data/TUs.py): node attributes, when there are any, replace the labels."""
+    write_tu(tmp_path / "data")
+    dm = datamodule(tmp_path / "data", tmp_path / "cache", use_node_attr=True, use_node_labels=False)
+    dm.setup()
+    assert dm.info.node_features.dim == 2
+    assert dm.dataset[1].x.tolist() == [[1.5, -3.0], [2.0, -4.0], [2.5, -5.0]]
+    with_labels = datamodule(tmp_path / "data", tmp_path / "cache", use_node_attr=True)
+    with_labels.setup()  # its own cache entry: three more columns, the one-hot labels
+    assert with_labels.info.node_features.dim == 5 and with_labels.dataset[1].x[:, :2].tolist() == dm.dataset[1].x.tolist()
+
+
 def test_stratified_folds_without_index_files(tmp_path: Path) -> None:
     labels = [1, 2] * 10
     raw = tmp_path / "data" / "TUDataset" / "BIG" / "raw"

@@ -59,11 +59,13 @@ def one_hot_columns(labels: np.ndarray) -> np.ndarray:
     return np.concatenate([np.eye(int(col.max()) + 1, dtype=np.float32)[col] for col in labels.T], axis=1)
 
 
-def read_tu(raw_dir: Path, name: str, files: tuple[str, ...], use_node_attr: bool) -> tuple[Any, dict[str, Tensor], np.ndarray]:
+def read_tu(
+    raw_dir: Path, name: str, files: tuple[str, ...], use_node_attr: bool, use_node_labels: bool = True
+) -> tuple[Any, dict[str, Tensor], np.ndarray]:
     """Read a TU dataset: returns ``(data, slices)`` and the graph labels (class ids 0..C-1).
 
-    ``x`` = [node attributes (if ``use_node_attr``), one-hot node labels] (float), or a constant column
-    when there is neither; ``edge_attr`` = edge labels shifted to start at 0 (long, categorical). Self
+    ``x`` = [node attributes (if ``use_node_attr``), one-hot node labels (if ``use_node_labels``)] (float),
+    or a constant column when there is neither; ``edge_attr`` = edge labels shifted to start at 0 (long, categorical). Self
     loops and duplicate edges are dropped; edges are sorted by (source, target) as PyG's ``coalesce`` does.
     """
 
@@ -97,7 +99,7 @@ def read_tu(raw_dir: Path, name: str, files: tuple[str, ...], use_node_attr: boo
     parts = []
     if use_node_attr and "node_attributes" in files:
         parts.append(read_txt(path("node_attributes"), np.float32))
-    if "node_labels" in files:
+    if use_node_labels and "node_labels" in files:
         parts.append(one_hot_columns(read_txt(path("node_labels"), np.int64)))
     for part in parts:
         if len(part) != len(graph_of_node):
@@ -129,8 +131,10 @@ class TUDataset(Source):
     ``DD``), or ``null`` for a stratified 10-fold split drawn with ``fold_seed`` (test = fold k,
     val = fold k+1, train = the rest). ``PROTEINS_full`` indexes the same 1,113 graphs in the same
     order as PROTEINS (only the node attributes differ), so its folds serve PROTEINS.
-    Node features: node attributes (``use_node_attr``) and one-hot node labels (dense); edge labels
-    become categorical edge features. The number of classes and the feature widths are read from
+    Node features: node attributes (``use_node_attr``) and one-hot node labels (``use_node_labels``;
+    dense); edge labels become categorical edge features. Benchmarking GNNs' loader (DGL's
+    ``LegacyTUDataset``) lets the attributes replace the labels: ``use_node_attr=true,
+    use_node_labels=false`` on a dataset with attributes. The number of classes and the feature widths are read from
     the data (:meth:`facts` needs the set-up store). ``name`` names the dataset in error messages."""
 
     def __init__(
@@ -141,6 +145,7 @@ class TUDataset(Source):
         fold_files: str | None = None,
         fold_seed: int = 0,
         use_node_attr: bool = False,
+        use_node_labels: bool = True,
         name: str | None = None,
     ) -> None:
         self.split_index = check_split_index(split_index, NUM_FOLDS, name or tu_name)
@@ -148,9 +153,11 @@ class TUDataset(Source):
         self.fold_files = fold_files
         self.fold_seed = fold_seed
         self.use_node_attr = use_node_attr
+        self.use_node_labels = use_node_labels
 
     def cache_params(self) -> tuple[Any, ...]:
-        return (self.tu_name, self.use_node_attr, self.fold_files, self.split_index, self.fold_seed)
+        labels = () if self.use_node_labels else ("no node labels",)  # the default keeps the caches already built
+        return (self.tu_name, self.use_node_attr, self.fold_files, self.split_index, self.fold_seed, *labels)
 
     def facts(self, store: GraphStore | None = None) -> DataFacts | None:
         if store is None:
@@ -181,7 +188,7 @@ class TUDataset(Source):
         files, kinds = self._files(raw)
         archive = Archive(TU_URL.format(self.tu_name), f"{self.tu_name}/", f"TUDataset/{self.tu_name}/raw")
         paths = raw.locate(files, f"TU {self.tu_name}", [archive])
-        (data, slices), labels = read_tu(paths[0].parent, self.tu_name, kinds, self.use_node_attr)
+        (data, slices), labels = read_tu(paths[0].parent, self.tu_name, kinds, self.use_node_attr, self.use_node_labels)
         if self.fold_files:
             index_paths = dict(zip(SPLITS, paths[len(kinds) :]))
             splits = fold_from_index_files(index_paths, self.split_index, NUM_FOLDS, len(labels))
