@@ -80,7 +80,7 @@ def estimate(plan: TablePlan) -> str:
     the runs not completed yet (``6 runs (4 completed already, 2 to run); ...``). The costs are those of full runs,
     so a ``--fast`` smoke run is not estimated."""
     total = plan.runs
-    left = sum(runs_to_do(cell) for cell in plan.cells if cell.runnable)
+    left = sum(runs_to_do(cell) for cell in plan.launched())  # a multirun shared by cells once
     head = f"{total} run{'s' if total != 1 else ''}" + (
         f" ({total - left} completed already, {left} to run)" if left != total else ""
     )
