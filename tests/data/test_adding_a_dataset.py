@@ -14,14 +14,14 @@ import torch
 from omegaconf import DictConfig
 from torch import Tensor
 
+from graphbench.build import build_datamodule
 from graphbench.data.datamodules import GraphLevelDataModule
+from graphbench.data.info import DataFacts, FeatureSpec
 from graphbench.data.io.raw_root import RawRoot
 from graphbench.data.sources.base import Source
 from graphbench.data.store.collate import collate
 from graphbench.data.store.graph_store import GraphStore
-from graphbench.data.info import DataFacts, FeatureSpec
 from graphbench.run.record import SPLITS
-from graphbench.build import build_datamodule
 from graphbench.tasks.train import train
 
 

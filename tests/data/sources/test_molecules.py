@@ -14,7 +14,18 @@ from graphbench.run.errors import DataError
 
 #: charges, radicals, chirality, aromaticity, a stereo double bond, a dummy atom (misc atomic
 #: number), atom map numbers, an isotope, and a bond-less molecule
-SMILES = ["C[N+](C)(C)C", "[CH2]C", "F/C=C/F", "C[C@H](N)C(=O)O", "c1ccccc1", "*CC", "[CH3:7][OH:200]", "[13CH4]", "[Na+].[Cl-]", "C"]
+SMILES = [
+    "C[N+](C)(C)C",
+    "[CH2]C",
+    "F/C=C/F",
+    "C[C@H](N)C(=O)O",
+    "c1ccccc1",
+    "*CC",
+    "[CH3:7][OH:200]",
+    "[13CH4]",
+    "[Na+].[Cl-]",
+    "C",
+]
 
 
 _read_pickles = mol_pickle.read_pickles

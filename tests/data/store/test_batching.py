@@ -8,8 +8,8 @@ from torch_geometric.data import Batch, Data, InMemoryDataset
 from torch_geometric.loader import DataLoader as PyGDataLoader
 
 from graphbench.data.store.batching import batching_plan, concatenated_ranges
-from graphbench.data.store.loader import graph_loader
 from graphbench.data.store.graph_store import GraphStore
+from graphbench.data.store.loader import graph_loader
 
 
 class SplitNodeMask:

@@ -7,10 +7,10 @@ import pytest
 import torch
 from torch_geometric.data import Data
 
-from graphbench.data.store.loader import GraphIds, graph_loader
 from graphbench.data.store.device_store import DeviceStore
 from graphbench.data.store.encodings import precompute_store
 from graphbench.data.store.graph_store import GraphStore
+from graphbench.data.store.loader import GraphIds, graph_loader
 from graphbench.transforms.rwse import RWSE
 from tests.data.store.test_batching import GRAPHS, assert_same_batch
 

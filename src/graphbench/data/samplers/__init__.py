@@ -14,8 +14,8 @@ GATv2, GatedGCN, MoNet, GPS) and MLP ignore it, and there the subgraph's plain a
 """
 
 from graphbench.data.samplers.base import FullBatch, Sampler
-from graphbench.data.samplers.context import SamplerContext, SeedMask, no_cache
 from graphbench.data.samplers.cluster_gcn import ClusterGCN, MetisClusterData, metis_parts
+from graphbench.data.samplers.context import SamplerContext, SeedMask, no_cache
 from graphbench.data.samplers.neighbor import NeighborSampling
 from graphbench.data.samplers.neighbor_loader import TorchNeighborSampler, sample_neighbors
 from graphbench.data.samplers.saint import GraphSAINT, SaintEdge, SaintNode, SaintRandomWalk

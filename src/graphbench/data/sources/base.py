@@ -29,10 +29,10 @@ import torch
 from torch import Tensor
 from torch_geometric.data import Data
 
+from graphbench.data.info import DataFacts, FeatureSpec, Level
 from graphbench.data.io.raw_root import RawRoot
 from graphbench.data.store.graph_store import GraphStore
 from graphbench.run.errors import DataError
-from graphbench.data.info import DataFacts, FeatureSpec, Level
 from graphbench.run.record import SPLITS
 
 

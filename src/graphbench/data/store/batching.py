@@ -19,10 +19,8 @@ from dataclasses import dataclass
 
 import torch
 from torch import Tensor
-from torch.utils.data import DataLoader
 from torch_geometric.data import Batch, Data
 from torch_geometric.utils import cumsum
-
 
 
 @dataclass(frozen=True)

@@ -14,6 +14,7 @@ import numpy as np
 import torch
 from torch import Tensor
 
+from graphbench.data.info import DataFacts, FeatureSpec
 from graphbench.data.io.archives import Archive
 from graphbench.data.io.raw_files import RawFile
 from graphbench.data.io.raw_root import RawRoot
@@ -22,7 +23,6 @@ from graphbench.data.sources.base import Source
 from graphbench.data.store.collate import collate
 from graphbench.data.store.graph_store import GraphStore
 from graphbench.run.errors import DataError
-from graphbench.data.info import DataFacts, FeatureSpec
 from graphbench.run.record import SPLITS
 
 AQSOL_ARCHIVE = Archive("https://www.dropbox.com/s/lzu9lmukwov12kt/aqsol_graph_raw.zip?dl=1", "asqol_graph_raw/", "AQSOL/raw")

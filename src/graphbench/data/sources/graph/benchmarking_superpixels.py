@@ -14,6 +14,7 @@ from typing import Any
 import torch
 from torch import Tensor
 
+from graphbench.data.info import DataFacts, FeatureSpec
 from graphbench.data.io.archives import Archive
 from graphbench.data.io.raw_files import RawFile
 from graphbench.data.io.raw_root import RawRoot
@@ -22,7 +23,6 @@ from graphbench.data.sources.base import Source
 from graphbench.data.store.collate import collate
 from graphbench.data.store.graph_store import GraphStore
 from graphbench.run.errors import ConfigError, DataError
-from graphbench.data.info import DataFacts, FeatureSpec
 from graphbench.run.record import SPLITS
 
 ROOT_URL = "https://data.pyg.org/datasets/benchmarking-gnns"

@@ -13,6 +13,7 @@ import numpy as np
 import torch
 from torch import Tensor
 
+from graphbench.data.info import DataFacts, FeatureSpec
 from graphbench.data.io.raw_files import RawFile
 from graphbench.data.io.raw_root import RawRoot
 from graphbench.data.sources.base import Source
@@ -20,7 +21,6 @@ from graphbench.data.splits import check_split_index, fold_from_index_files
 from graphbench.data.store.collate import collate
 from graphbench.data.store.graph_store import GraphStore
 from graphbench.run.errors import ConfigError
-from graphbench.data.info import DataFacts, FeatureSpec
 from graphbench.run.record import SPLITS
 
 NUM_FOLDS = 5

@@ -24,12 +24,12 @@ import numpy as np
 import torch
 from torch import Tensor
 
+from graphbench.data.info import DataFacts, FeatureSpec
 from graphbench.data.io.raw_root import RawRoot
 from graphbench.data.sources.base import Source
 from graphbench.data.store.collate import collate
 from graphbench.data.store.graph_store import GraphStore
 from graphbench.run.errors import ConfigError
-from graphbench.data.info import DataFacts, FeatureSpec
 from graphbench.run.record import SPLITS
 
 TARGETS = ("is_connected", "diameter", "spectral_radius")

@@ -21,6 +21,7 @@ import numpy as np
 import torch
 from torch import Tensor
 
+from graphbench.data.info import DataFacts, FeatureSpec
 from graphbench.data.io.archives import Archive
 from graphbench.data.io.raw_files import RawFile
 from graphbench.data.io.raw_root import RawRoot
@@ -28,7 +29,6 @@ from graphbench.data.sources.base import Source
 from graphbench.data.sources.molecules import featurize_smiles
 from graphbench.data.store.graph_store import GraphStore
 from graphbench.run.errors import ConfigError, DataError
-from graphbench.data.info import DataFacts, FeatureSpec
 from graphbench.run.record import SPLITS
 
 #: OGB name -> (download name in OGB's master.csv, number of tasks)

@@ -17,6 +17,7 @@ import numpy as np
 import torch
 from torch import Tensor
 
+from graphbench.data.info import DataFacts, FeatureSpec
 from graphbench.data.io.raw_files import RawFile
 from graphbench.data.io.raw_root import RawRoot
 from graphbench.data.io.safe_load import load_numpy_pickle
@@ -25,7 +26,6 @@ from graphbench.data.sources.molecules import as_float_labels, featurize_smiles
 from graphbench.data.splits import as_index_array
 from graphbench.data.store.graph_store import GraphStore
 from graphbench.run.errors import DataError
-from graphbench.data.info import DataFacts, FeatureSpec
 from graphbench.run.record import SPLITS
 
 PEPTIDES_FUNC_FILES = [

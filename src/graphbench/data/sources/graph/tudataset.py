@@ -20,6 +20,7 @@ import numpy as np
 import torch
 from torch import Tensor
 
+from graphbench.data.info import DataFacts, FeatureSpec
 from graphbench.data.io.archives import Archive
 from graphbench.data.io.raw_files import RawFile
 from graphbench.data.io.raw_root import RawRoot
@@ -28,7 +29,6 @@ from graphbench.data.splits import check_split_index, fold_from_index_files, str
 from graphbench.data.store.collate import collate_concatenated
 from graphbench.data.store.graph_store import GraphStore
 from graphbench.run.errors import DataError
-from graphbench.data.info import DataFacts, FeatureSpec
 from graphbench.run.record import SPLITS
 
 NUM_FOLDS = 10

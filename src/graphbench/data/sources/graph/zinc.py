@@ -15,6 +15,7 @@ from typing import Any
 import torch
 from torch import Tensor
 
+from graphbench.data.info import DataFacts, FeatureSpec
 from graphbench.data.io.archives import Archive
 from graphbench.data.io.raw_files import RawFile
 from graphbench.data.io.raw_root import RawRoot
@@ -24,7 +25,6 @@ from graphbench.data.splits import read_index_folds
 from graphbench.data.store.collate import collate
 from graphbench.data.store.graph_store import GraphStore
 from graphbench.run.errors import DataError
-from graphbench.data.info import DataFacts, FeatureSpec
 from graphbench.run.record import SPLITS
 
 ZINC_ARCHIVE = Archive("https://www.dropbox.com/s/feo9qle74kg48gy/molecules.zip?dl=1", "molecules/", "ZINC/raw")

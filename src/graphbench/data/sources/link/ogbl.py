@@ -11,13 +11,13 @@ import torch
 from torch import Tensor
 from torch_geometric.data import Data
 
+from graphbench.data.info import DataFacts, FeatureSpec
 from graphbench.data.io.raw_files import RawFile
 from graphbench.data.io.raw_root import RawRoot
 from graphbench.data.io.safe_load import load_torch_file, numpy_safe_globals
 from graphbench.data.sources.base import Source
 from graphbench.data.store.graph_store import GraphStore
 from graphbench.run.errors import ConfigError, DataError
-from graphbench.data.info import DataFacts, FeatureSpec
 from graphbench.run.record import SPLITS
 
 #: OGB dataset -> (folder, split type, extra edge files): the rows of ogb/linkproppred/master.csv used here

@@ -13,12 +13,12 @@ from ogb.utils.features import atom_to_feature_vector, bond_to_feature_vector
 from torch import Tensor
 from torch_geometric.data import Data
 
+from graphbench.data.info import DataFacts, FeatureSpec
 from graphbench.data.io.raw_files import RawFile
 from graphbench.data.io.raw_root import RawRoot
 from graphbench.data.sources.base import Source
 from graphbench.data.store.graph_store import GraphStore
 from graphbench.run.errors import DataError
-from graphbench.data.info import DataFacts, FeatureSpec
 from graphbench.run.processes import map_chunks, usable_cores
 
 PCQM_CONTACT_FILES = [

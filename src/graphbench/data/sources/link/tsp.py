@@ -9,13 +9,13 @@ import torch
 from torch import Tensor
 from torch_geometric.data import Data
 
+from graphbench.data.info import DataFacts, FeatureSpec
 from graphbench.data.io.raw_files import RawFile
 from graphbench.data.io.raw_root import RawRoot
 from graphbench.data.io.safe_load import load_torch_file
 from graphbench.data.sources.base import Source
 from graphbench.data.store.graph_store import GraphStore
 from graphbench.run.errors import DataError
-from graphbench.data.info import DataFacts, FeatureSpec
 from graphbench.run.record import SPLITS
 
 #: no direct URL: PyG ships it inside https://data.pyg.org/datasets/benchmarking-gnns/TSP_v2.zip

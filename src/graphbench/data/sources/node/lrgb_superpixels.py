@@ -18,6 +18,7 @@ from typing import Any
 import torch
 from torch import Tensor
 
+from graphbench.data.info import DataFacts, FeatureSpec
 from graphbench.data.io.archives import Archive
 from graphbench.data.io.raw_files import RawFile
 from graphbench.data.io.raw_root import RawRoot
@@ -26,7 +27,6 @@ from graphbench.data.sources.base import Source
 from graphbench.data.store.collate import collate, node_split_masks
 from graphbench.data.store.graph_store import GraphStore
 from graphbench.run.errors import ConfigError, DataError
-from graphbench.data.info import DataFacts, FeatureSpec
 from graphbench.run.record import SPLITS
 
 #: COCO category ids (0 = background) that occur; LRGB maps them to 0..80 in this order

@@ -37,13 +37,13 @@ from torch import Tensor
 from torch_geometric.data import Data
 from torch_geometric.utils import index_to_mask, to_undirected
 
+from graphbench.data.info import DataFacts, FeatureSpec
 from graphbench.data.io.archives import Archive
 from graphbench.data.io.raw_files import RawFile
 from graphbench.data.io.raw_root import RawRoot
 from graphbench.data.sources.base import OneGraphNodeSource
 from graphbench.data.store.graph_store import GraphStore
 from graphbench.run.errors import ConfigError, DataError
-from graphbench.data.info import DataFacts, FeatureSpec
 from graphbench.run.record import SPLITS
 
 

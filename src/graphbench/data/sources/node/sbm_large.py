@@ -32,12 +32,12 @@ from torch import Tensor
 from torch_geometric.data import Data
 from torch_geometric.utils import to_undirected
 
+from graphbench.data.info import DataFacts, FeatureSpec
 from graphbench.data.io.raw_root import RawRoot
 from graphbench.data.sources.base import OneGraphNodeSource
 from graphbench.data.sources.node.syn_homophily import edge_homophily
 from graphbench.data.store.graph_store import GraphStore
 from graphbench.run.errors import ConfigError, DataError
-from graphbench.data.info import DataFacts, FeatureSpec
 
 #: draws beyond which a generator that still lacks distinct pairs gives up (the graph is too dense)
 MAX_ROUNDS = 30
