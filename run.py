@@ -8,7 +8,7 @@ if __name__ == "__main__":
     # frame handles it from the moment the run claims its directory (graphbench.run.signals)
     signal.signal(signal.SIGINT, signal.SIG_DFL)
 
-from graphbench.main import main  # noqa: E402
+from graphbench.main import main
 
 if __name__ == "__main__":
     main()
