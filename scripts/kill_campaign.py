@@ -20,9 +20,9 @@ and its duration. Then the cases:
 
 A case is exact when the last relaunch exits 0 with ``status: completed``, every row of ``metrics.csv``,
 the record (metrics, epochs trained, history, best and tested epoch, parameters) and ``predictions.npz``
-equal the uninterrupted run's, and at every stop (after each kill, and at the end) every file in the run
-directory and the cache parses or is a partial write (``.tmp``, ``.partial``), and a SIGTERM or SIGINT left
-a truthful status (never ``running`` or ``failed``).
+equal the uninterrupted run's, at every stop (after each kill, and at the end) every file in the run
+directory and the cache parses or is a partial write (``.tmp``, ``.partial``), none of which is left at the
+end, and a SIGTERM or SIGINT left a truthful status (never ``running`` or ``failed``).
 """
 
 from __future__ import annotations
@@ -49,6 +49,8 @@ import yaml
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 import killed_run  # scripts/killed_run.py, beside this file
+
+from graphbench.run.files import is_partial
 
 REPO = Path(__file__).resolve().parents[1]
 #: the run killed: 6 epochs of gcn on 160 cycles graphs, a few seconds
@@ -170,7 +172,6 @@ def unreadable(path: Path) -> str | None:
     a partial write, or a log)."""
     import torch
 
-    from graphbench.run.files import is_partial
     from graphbench.run.record import RunRecord
 
     name = path.name
@@ -267,6 +268,7 @@ def run_case(runner: Runner, case: Case, reference: Reference, work: Path, rng: 
     case.launches.append(final)
     case.problems += compare(run_dir, reference, final)
     case.problems += [f"at the end: {p}" for p in file_problems(run_dir, cache_dir)]
+    case.problems += [f"at the end: {p.relative_to(folder)} left behind" for p in run_dir.rglob("*") if is_partial(p)]
     if case.exact:
         shutil.rmtree(folder, ignore_errors=True)
     else:

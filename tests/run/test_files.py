@@ -6,7 +6,7 @@ from pathlib import Path
 
 import pytest
 
-from graphbench.run.files import is_partial, replace_atomically, temporary_name
+from graphbench.run.files import is_partial, remove_partial_files, replace_atomically, temporary_name
 
 
 def test_replace_atomically_writes_the_whole_file_and_leaves_no_temporary(tmp_path: Path) -> None:
@@ -35,3 +35,13 @@ def test_temporary_files_are_partial_and_targets_are_not(tmp_path: Path) -> None
     assert is_partial(temporary_name(tmp_path / "results.json"))
     assert is_partial(tmp_path / "last.ckpt.partial")
     assert not is_partial(tmp_path / "results.json") and not is_partial(tmp_path / "metrics.csv")
+
+
+def test_remove_partial_files_removes_temporaries_only(tmp_path: Path) -> None:
+    for name in ("results.json", ".results.json.4242.tmp", "last.ckpt.partial", ".notes.tmp", "metrics.csv"):
+        (tmp_path / name).write_text("x")
+    (tmp_path / "csv").mkdir()
+    (tmp_path / "csv" / ".metrics.csv.7.tmp").write_text("x")  # below it: not this call's
+    removed = remove_partial_files(tmp_path)
+    assert [p.name for p in removed] == [".results.json.4242.tmp", "last.ckpt.partial"]
+    assert sorted(p.name for p in tmp_path.iterdir()) == [".notes.tmp", "csv", "metrics.csv", "results.json"]

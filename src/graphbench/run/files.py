@@ -10,12 +10,15 @@ named ``.<name>.<pid>.tmp`` (:data:`PARTIAL_SUFFIXES`), which readers ignore as 
 from __future__ import annotations
 
 import os
+import re
 from collections.abc import Callable
 from pathlib import Path
 
 #: how the temporary files of an unfinished write end (``.tmp``: this module and the record; ``.partial``:
 #: the in-memory last checkpoint, graphbench.callbacks.last_checkpoint)
 PARTIAL_SUFFIXES: tuple[str, ...] = (".tmp", ".partial")
+#: the name :func:`temporary_name` gives
+TEMPORARY = re.compile(r"\..+\.\d+\.tmp")
 
 
 def temporary_name(path: Path) -> Path:
@@ -39,3 +42,16 @@ def replace_atomically(path: Path | str, write: Callable[[Path], None]) -> None:
 def is_partial(path: Path | str) -> bool:
     """Whether ``path`` names the temporary file of a write that never finished (see :func:`replace_atomically`)."""
     return Path(path).name.endswith(PARTIAL_SUFFIXES)
+
+
+def remove_partial_files(directory: Path | str) -> list[Path]:
+    """Remove the temporary files of unfinished writes in ``directory`` (not below it): those
+    :func:`replace_atomically` names (``.<name>.<pid>.tmp``) and ``*.partial``; the paths removed. For
+    a directory whose writer is gone: a run directory that a resumed run owns alone."""
+    folder = Path(directory)
+    if not folder.is_dir():
+        return []
+    found = [p for p in folder.iterdir() if p.is_file() and (TEMPORARY.fullmatch(p.name) or p.name.endswith(".partial"))]
+    for path in found:
+        path.unlink(missing_ok=True)
+    return sorted(found)

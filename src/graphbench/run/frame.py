@@ -21,6 +21,7 @@ from omegaconf import DictConfig, OmegaConf
 
 from graphbench.run.distributed import is_rank_zero
 from graphbench.run.errors import ConfigError, Diverged, GraphbenchError
+from graphbench.run.files import remove_partial_files
 from graphbench.run.loggers import RunTensorBoardLogger, SafeWandbLogger
 from graphbench.run.naming import seed_dependent_keys
 from graphbench.run.provenance import Provenance, utc_now
@@ -108,6 +109,10 @@ def recorded_run(cfg: DictConfig, body: RunBody, other_rank: OtherRank | None = 
                 claim(record, results_path, resume, output_dir)
         try:
             signals.raise_pending()
+            if resume:  # a killed run may have left the temporary file of a write
+                for folder in (output_dir, output_dir / "csv", output_dir / "checkpoints"):
+                    for path in remove_partial_files(folder):
+                        log.info("removed %s, the partial write of a killed run", path)
             provenance = record.provenance = collect_provenance(overrides)  # started now; the body adds its raw files
             record.config = OmegaConf.to_container(cfg, resolve=True)  # type: ignore[assignment]
             record.replicate_keys = seed_dependent_keys(cfg)
