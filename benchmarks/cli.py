@@ -37,6 +37,7 @@ BENCHMARKS: dict[str, str] = {
     "pipeline": "benchmarks.pipeline",
     "memory": "benchmarks.memory",
     "samplers": "benchmarks.samplers",
+    "contention": "benchmarks.contention",
 }
 
 

@@ -2,6 +2,12 @@
 
 from __future__ import annotations
 
+# isort: off
+# first, as run.py does: graphbench sets the OpenMP wait policy before torch loads its runtime (and it
+# registers the config resolvers that paths.data_dir's default uses)
+import graphbench  # noqa: F401
+# isort: on
+
 import os
 import sys
 from collections.abc import Callable, Iterator
@@ -14,7 +20,6 @@ from hydra import compose, initialize_config_dir
 from hydra.core.global_hydra import GlobalHydra
 from omegaconf import DictConfig, open_dict
 
-import graphbench  # noqa: F401  registers graphbench's config resolvers (paths.data_dir's default), as run.py does
 from tests.paths import CONF, SHARED_DATA
 
 #: the real Peptides-func sample shared by the equivalence tests (fixtures ``peptide_sample``, ``peptide_graphs``)

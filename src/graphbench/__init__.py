@@ -1,6 +1,11 @@
 """graphbench: fair, reproducible benchmarking of graph neural networks (Hydra + Lightning + PyG)."""
 
-import warnings
+from graphbench.run import threads as _threads
+
+# before anything imports torch, whose OpenMP runtime reads the wait policy once, when it loads
+_threads.set_process_wait_policy(_threads.prepare_process())
+
+import warnings  # noqa: E402
 
 # conf/hydra/launcher/submitit_{local,slurm}.yaml deliberately share their names with the configs that
 # hydra-submitit-launcher registers, so that `hydra/launcher=submitit_slurm` gives graphbench's defaults;

@@ -13,7 +13,6 @@ The multirun's own output goes to ``<cell>/launch.log``; the console gets one li
 
 from __future__ import annotations
 
-import os
 import subprocess
 import time
 from collections import Counter
@@ -24,6 +23,7 @@ from pathlib import Path
 from graphbench.report.collect import load_run
 from graphbench.reproduce.plan import CellPlan, RunSlot
 from graphbench.run.record import RESULTS_FILENAME
+from graphbench.run.threads import cpu_allowance
 
 #: the states of a run directory, in the order the console line names them
 STATES: tuple[str, ...] = ("completed", "interrupted", "failed", "new")
@@ -138,5 +138,5 @@ def format_duration(seconds: float) -> str:
 
 
 def cpu_count() -> int:
-    """The cores this process may use."""
-    return len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count() or 1
+    """The cores this process may use: its affinity capped by its cgroup's CPU quota."""
+    return cpu_allowance().usable

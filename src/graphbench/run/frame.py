@@ -41,6 +41,8 @@ from graphbench.run.record import (
 from graphbench.run.run_dir import existing_run, recorded_status, usable_dir
 from graphbench.run.run_dir import resume_mode as checked_resume
 from graphbench.run.signals import Preempted, SignalState, run_signals
+from graphbench.run.threads import apply as apply_threads
+from graphbench.run.threads import start_threads, threads_setting
 
 log = logging.getLogger(__name__)
 
@@ -84,6 +86,8 @@ def recorded_run(cfg: DictConfig, body: RunBody, other_rank: OtherRank | None = 
     run (``run.py`` passes them; none for a config composed in-process), recorded in its provenance."""
     output_dir = Path(cfg.paths.output_dir)
     usable_dir(output_dir, "hydra.run.dir")
+    threads = start_threads(threads_setting(cfg.get("threads")))
+    apply_threads(threads)
     results_path = output_dir / RESULTS_FILENAME
     resume = resume_mode(cfg) == "auto"
     if other_rank is not None and not is_rank_zero():  # rank 0 checks and claims the directory
@@ -114,6 +118,8 @@ def recorded_run(cfg: DictConfig, body: RunBody, other_rank: OtherRank | None = 
                     for path in remove_partial_files(folder):
                         log.info("removed %s, the partial write of a killed run", path)
             provenance = record.provenance = collect_provenance(overrides)  # started now; the body adds its raw files
+            provenance.threads = {"start": threads.to_dict()}
+            log.info("threads: %s", threads.describe())
             record.config = OmegaConf.to_container(cfg, resolve=True)  # type: ignore[assignment]
             record.replicate_keys = seed_dependent_keys(cfg)
             with signals.deferred():

@@ -7,7 +7,6 @@ would run it one at a time: featurizing SMILES and the LapPE eigendecompositions
 from __future__ import annotations
 
 import multiprocessing as mp
-import os
 import signal
 from collections.abc import Callable, Sequence
 from typing import TypeVar
@@ -16,16 +15,16 @@ import torch.multiprocessing
 from threadpoolctl import threadpool_limits
 
 from graphbench.run.signals import RUN_SIGNALS
+from graphbench.run.threads import cpu_allowance
 
 T = TypeVar("T")
 R = TypeVar("R")
 
 
 def usable_cores() -> int:
-    """The cores this process may run on (its CPU affinity where the platform has one)."""
-    if hasattr(os, "sched_getaffinity"):
-        return len(os.sched_getaffinity(0)) or 1
-    return os.cpu_count() or 1
+    """The cores this process may use: its CPU affinity capped by its cgroup's CPU quota
+    (:func:`graphbench.run.threads.cpu_allowance`)."""
+    return cpu_allowance().usable
 
 
 def share_tensors_through_files() -> None:

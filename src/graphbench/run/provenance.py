@@ -18,6 +18,8 @@ raises: what cannot be found is ``None`` (for the code, with the reason).
   from (empty for generated data), filled by the task from its DataModule.
 - **overrides**: Hydra's task overrides of the run (``model=gcn``, ``seed=1``, ...), handed down
   from ``run.py``; empty for a config composed in-process.
+- **threads**: torch's CPU threads and how their OpenMP runtime waits (:mod:`graphbench.run.threads`):
+  ``start``, the choice the run started with; ``training``, the one its training ran on.
 - **started_at** / **ended_at**: ISO 8601 times in UTC.
 """
 
@@ -101,6 +103,7 @@ class Provenance:
     machine: dict[str, Any] = field(default_factory=dict)
     raw_files: dict[str, str] = field(default_factory=dict)
     overrides: list[str] = field(default_factory=list)
+    threads: dict[str, Any] = field(default_factory=dict)
     started_at: str | None = None
     ended_at: str | None = None
 

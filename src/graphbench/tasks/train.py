@@ -35,6 +35,7 @@ from graphbench.callbacks.ntk import NTKAlignment
 from graphbench.callbacks.predictions import TestPredictions
 from graphbench.callbacks.record_progress import RecordProgress, epoch_metrics, fill_from_history
 from graphbench.callbacks.resources import ResourceTracker, reset_peak_memory
+from graphbench.callbacks.threads import TrainingThreads
 from graphbench.config.checks import check_config
 from graphbench.data.datamodules import DataModule
 from graphbench.run.checkpoints import CHECKPOINTS, check_checkpoint_file
@@ -49,6 +50,7 @@ from graphbench.run.record import (
     failed,
 )
 from graphbench.run.signals import Preempted, SignalState, run_signals
+from graphbench.run.threads import threads_setting
 
 log = logging.getLogger(__name__)
 
@@ -129,15 +131,15 @@ def _fit_and_test(
         open_loggers(cfg, record, loggers, resumed_epoch)
     # a resumed run skips the sanity check, which would draw from the restored generators before the first epoch does
     sanity = {"num_sanity_val_steps": 0} if resume_from is not None else {}
+    threads = TrainingThreads(threads_setting(cfg.get("threads")), record.hidden_dim or 1, _local_processes(cfg), record)
     with (
         launch_context(cfg, _local_processes(cfg), output_dir, resume=resume_from is not None),
         speedups.run_scope(cfg.speedups.enabled),
     ):
         # no Lightning default checkpoint where the config keeps none: graphbench's files are its callbacks'
         checkpointing = {"enable_checkpointing": any(isinstance(c, Checkpoint) for c in parts.built)}
-        trainer = build_trainer(
-            cfg, parts.trainer_callbacks(record), loggers, str(output_dir), plugins=cluster_plugins(), **sanity, **checkpointing
-        )
+        callbacks = [*parts.trainer_callbacks(record), threads]
+        trainer = build_trainer(cfg, callbacks, loggers, str(output_dir), plugins=cluster_plugins(), **sanity, **checkpointing)
         with signals.lightning_loop():
             trainer.fit(module, datamodule=datamodule, ckpt_path=str(resume_from) if resume_from else None)
         _raise_if_stopped(trainer)
