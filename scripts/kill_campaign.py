@@ -22,7 +22,8 @@ A case is exact when the last relaunch exits 0 with ``status: completed``, every
 the record (metrics, epochs trained, history, best and tested epoch, parameters) and ``predictions.npz``
 equal the uninterrupted run's, at every stop (after each kill, and at the end) every file in the run
 directory and the cache parses or is a partial write (``.tmp``, ``.partial``), none of which is left at the
-end, and a SIGTERM or SIGINT left a truthful status (never ``running`` or ``failed``).
+end, and a process ended by SIGTERM or SIGINT left a truthful status (never ``running`` or ``failed``) or,
+signalled while it started, wrote nothing.
 """
 
 from __future__ import annotations
@@ -222,6 +223,13 @@ def status_of(run_dir: Path) -> str:
         return f"unreadable ({type(exc).__name__})"
 
 
+def record_bytes(run_dir: Path) -> bytes | None:
+    try:
+        return (run_dir / "results.json").read_bytes()
+    except FileNotFoundError:
+        return None
+
+
 def run_args(run_dir: Path, cache_dir: Path, every_s: float | None, resume: bool) -> list[str]:
     extra = [] if every_s is None else [f"checkpoint_every_s={every_s:g}"]
     return [*RUN, *extra, f"hydra.run.dir={run_dir}", f"paths.cache_dir={cache_dir}", *(["resume=auto"] if resume else [])]
@@ -257,11 +265,14 @@ def run_case(runner: Runner, case: Case, reference: Reference, work: Path, rng: 
     if case.second_kill:
         kills.append(Launch(["--", *args], at_s=rng.uniform(0, reference.seconds), signal=rng.choice(SIGNAL_NAMES)))
     for launch in kills:
+        before = record_bytes(run_dir)
         runner.run(launch, log)
         launch.status = status_of(run_dir)
         case.launches.append(launch)
         case.problems += [f"after {launch.signal}: {p}" for p in file_problems(run_dir, cache_dir)]
-        if launch.signal != "SIGKILL" and launch.status.startswith(("running", "failed", "unreadable")):
+        # a process ended by SIGTERM or SIGINT wrote a truthful status, or nothing (signalled while it started)
+        wrote = record_bytes(run_dir) != before
+        if launch.signal != "SIGKILL" and wrote and launch.status.startswith(("running", "failed", "unreadable")):
             case.problems.append(f"after {launch.signal}: status {launch.status!r} (exit code {launch.exit_code})")
     final = runner.run(Launch(["--", *args]), log)
     final.status = status_of(run_dir)
