@@ -9,6 +9,7 @@ from datetime import timedelta
 from pathlib import Path
 
 import lightning as L
+import optuna
 import pytest
 from lightning.pytorch.callbacks import Callback, EarlyStopping, LearningRateMonitor, ModelCheckpoint, Timer
 from lightning.pytorch.strategies import DDPStrategy
@@ -19,6 +20,7 @@ from graphbench.callbacks.divergence import DivergenceGuard
 from graphbench.callbacks.history import EpochHistory
 from graphbench.callbacks.last_checkpoint import LastCheckpoint
 from graphbench.callbacks.ntk import NTKAlignment
+from graphbench.callbacks.optuna_pruning import OptunaPruning
 from graphbench.callbacks.parameter_budget import ParameterBudget
 from graphbench.callbacks.predictions import TestPredictions
 from graphbench.callbacks.resources import ResourceTracker
@@ -169,3 +171,20 @@ def test_compile_options_follow_the_compile_mode_and_the_padding(compose_cfg: Ca
         ConfigError, match=r"^model.compile_mode=fast is not a torch.compile mode; valid: default, reduce-overhead, "
     ):
         compile_options(compose_cfg(["model.compile_mode=fast"]))
+
+
+def test_a_pruned_search_trial_gets_the_pruning_callback_of_its_trial(compose_cfg: Callable[..., DictConfig]) -> None:
+    """``optuna_trial`` (set by the search for each job) with a pruner adds ``optuna_pruning``, judging the
+    dataset's monitored metric in its direction; without a pruner, or outside a search, nothing is added."""
+    pruner = "{_target_:optuna.pruners.MedianPruner,n_startup_trials:3}"
+    trial = f"+optuna_trial={{storage:'/s/o.journal',study_name:cycles-gine,number:4,pruner:{pruner}}}"
+    callbacks = build_callbacks(compose_cfg([trial]))
+    pruning = callbacks["optuna_pruning"]
+    assert isinstance(pruning, OptunaPruning) and list(callbacks)[-1] == "optuna_pruning"
+    assert (pruning.storage, pruning.study_name, pruning.number) == ("/s/o.journal", "cycles-gine", 4)
+    assert (pruning.monitor, pruning.higher_is_better) == ("val/accuracy", True)
+    assert isinstance(pruning.pruner, optuna.pruners.MedianPruner)
+    assert "optuna_pruning" not in build_callbacks(compose_cfg([trial.replace(pruner, "null")]))
+    assert "optuna_pruning" not in build_callbacks(compose_cfg())
+    with pytest.raises(ConfigError, match=r"optuna_trial\.number is missing"):
+        build_callbacks(compose_cfg([f"+optuna_trial={{storage:'/s/o.journal',study_name:x,pruner:{pruner}}}"]))

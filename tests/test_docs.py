@@ -72,3 +72,60 @@ def test_the_check_finds_a_planted_issue_number(tmp_path: Path) -> None:
         "README.md:1: See issue #7.",
         "conf/x.yaml:1: # fixed in issue 4",
     ]
+
+
+#: phrases that narrate how a page came about instead of stating what is (history lives in git)
+NARRATION = re.compile(r"^#+ at commit|first machine|so far only|applied by hand", re.IGNORECASE | re.MULTILINE)
+
+
+def narration(root: Path, names: tuple[str, ...] = ("docs", "README.md")) -> list[str]:
+    """``path:line: text`` for every line of the Markdown under ``names`` of ``root`` that :data:`NARRATION` matches."""
+    found = []
+    for path in checked_files(root, names):
+        if path.suffix != ".md":
+            continue
+        for number, line in enumerate(path.read_text(encoding="utf-8").splitlines(), 1):
+            if NARRATION.search(line):
+                found.append(f"{path.relative_to(root).as_posix()}:{number}: {line.strip()}")
+    return found
+
+
+def test_docs_state_what_is_without_narrating_history() -> None:
+    found = narration(REPO)
+    assert found == [], "state what the code does and where a figure comes from, not how it came about:\n" + "\n".join(found)
+
+
+def test_the_narration_check_finds_planted_phrases(tmp_path: Path) -> None:
+    (tmp_path / "docs").mkdir()
+    (tmp_path / "docs" / "perf.md").write_text("# Perf\n\n### At commit abc123\n\nMeasured so far only here.\n")
+    (tmp_path / "README.md").write_text("Run on the first machine, with the fix applied by hand.\nAt commit abc123 it ran.\n")
+    assert narration(tmp_path) == [
+        "docs/perf.md:3: ### At commit abc123",
+        "docs/perf.md:5: Measured so far only here.",
+        "README.md:1: Run on the first machine, with the fix applied by hand.",
+    ]
+
+
+#: a generated dataset's split sizes as docs/datasets_graph.md's table gives them
+GENERATED_SIZES = re.compile(r"^\| `(?P<name>[\w-]+)`.*\| generated (?P<sizes>[\d,]+ / [\d,]+ / [\d,]+)")
+
+
+def generated_split_sizes(dataset: dict) -> tuple[int, int, int]:
+    """A generated dataset's train / val / test sizes: its ``num_train``, ``num_val`` and ``num_test``, or
+    the sizes its ``split`` line states (datasets generated per graph size)."""
+    if "num_train" in dataset:
+        return (dataset["num_train"], dataset["num_val"], dataset["num_test"])
+    sizes = re.match(r"generated ([\d,]+) / ([\d,]+) / ([\d,]+)", dataset["split"])
+    assert sizes is not None, f"{dataset['name']}: neither num_train/num_val/num_test nor a 'generated A / B / C' split"
+    return tuple(int(size.replace(",", "")) for size in sizes.groups())  # type: ignore[return-value]
+
+
+def test_graph_datasets_page_gives_the_generated_split_sizes_of_the_configs() -> None:
+    import yaml
+
+    rows = [GENERATED_SIZES.match(line) for line in (REPO / "docs" / "datasets_graph.md").read_text().splitlines()]
+    documented = {row["name"]: tuple(int(size.replace(",", "")) for size in row["sizes"].split(" / ")) for row in rows if row}
+    assert {"cycles", "graphtheoryprop"} <= set(documented)
+    for name, sizes in documented.items():
+        dataset = yaml.safe_load((REPO / "conf" / "dataset" / f"{name}.yaml").read_text())
+        assert generated_split_sizes(dataset) == sizes, f"docs/datasets_graph.md gives {name} as {sizes}"

@@ -24,7 +24,9 @@ from pathlib import Path
 import pytest
 from packaging.requirements import Requirement
 from packaging.utils import canonicalize_name
+from packaging.version import Version
 
+from graphbench.run.provenance import DISTRIBUTION
 from tests.paths import REPO
 from tests.test_readme import bash_blocks
 
@@ -59,7 +61,7 @@ def wheel(tmp_path_factory: pytest.TempPathFactory) -> Path:
             shutil.copy2(path, source / name)
     pip = [sys.executable, "-m", "pip", "--disable-pip-version-check", "-q"]
     run([*pip, "wheel", "--no-deps", "--no-build-isolation", str(source), "-w", str(root / "wheels")], cwd=root)
-    (built,) = (root / "wheels").glob("graphbench-*.whl")
+    (built,) = (root / "wheels").glob("graphbench_gnn-*.whl")  # the distribution graphbench-gnn
     return built
 
 
@@ -116,13 +118,36 @@ def link_distributions(distributions: dict[str, metadata.Distribution], site: Pa
         target.symlink_to(source)
 
 
+def wheel_requirements(wheel: Path) -> list[str]:
+    """The wheel's ``Requires-Dist`` lines: what ``pip install`` resolves (extras behind their markers)."""
+    with zipfile.ZipFile(wheel) as archive:
+        (name,) = [n for n in archive.namelist() if n.endswith(".dist-info/METADATA")]
+        return Parser().parsestr(archive.read(name).decode()).get_all("Requires-Dist") or []
+
+
+def test_the_install_takes_optuna_4_and_sqlalchemy_2_and_ships_the_sweeper_plugin(wheel: Path) -> None:
+    """What ``pip install -e '.[test]'`` resolves here: Optuna >= 4 and SQLAlchemy 2, with nothing in the
+    dependencies (the test extra's included) that excludes SQLAlchemy 2; no hydra-optuna-sweeper (which
+    pins optuna < 3); graphbench's sweeper in the wheel's ``hydra_plugins`` namespace."""
+    requirements = wheel_requirements(wheel)
+    closure = declared_distributions([*[r for r in requirements if "extra ==" not in r], "graphbench[test]"])
+    assert Version(closure["optuna"].version) >= Version("4") and Version(closure["sqlalchemy"].version) >= Version("2")
+    assert "hydra-optuna-sweeper" not in closure and "psycopg" in closure
+    for distribution in closure.values():
+        for text in distribution.requires or []:
+            requirement = Requirement(text)
+            if canonicalize_name(requirement.name) == "sqlalchemy":
+                assert requirement.specifier.contains(closure["sqlalchemy"].version), f"{distribution.metadata['Name']}: {text}"
+    with zipfile.ZipFile(wheel) as archive:
+        assert "hydra_plugins/graphbench_optuna_sweeper/optuna_sweeper.py" in archive.namelist()
+        assert not any(n.startswith("hydra_plugins/__init__") for n in archive.namelist())  # a namespace, shared
+
+
 @pytest.fixture(scope="module")
 def declared_venv_bin(tmp_path_factory: pytest.TempPathFactory, wheel: Path) -> Path:
     """The ``bin/`` of a fresh venv that holds graphbench's wheel and only the distributions its metadata
     declares (linked from this interpreter's), as the README's ``pip install -e .`` gives."""
-    with zipfile.ZipFile(wheel) as archive:
-        (name,) = [n for n in archive.namelist() if n.endswith(".dist-info/METADATA")]
-        declared = Parser().parsestr(archive.read(name).decode()).get_all("Requires-Dist") or []
+    declared = wheel_requirements(wheel)
     root = tmp_path_factory.mktemp("declared")
     run([sys.executable, "-m", "venv", "--without-pip", str(root / "venv")], cwd=root)
     python = root / "venv" / "bin" / "python"
@@ -153,6 +178,21 @@ def test_the_installed_package_and_its_configs_are_the_wheels(venv_bin: Path, em
     assert {p.relative_to(configs).as_posix() for p in Path(configs).rglob("*.yaml")} == {
         p.relative_to(REPO / "conf").as_posix() for p in (REPO / "conf").rglob("*.yaml")
     }
+
+
+def test_the_distribution_is_graphbench_gnn_and_version_says_where_its_module_is(
+    venv_bin: Path, empty_dir: Path, wheel: Path
+) -> None:
+    with zipfile.ZipFile(wheel) as archive:
+        (name,) = [n for n in archive.namelist() if n.endswith(".dist-info/METADATA")]
+        fields = Parser().parsestr(archive.read(name).decode())
+    assert (fields["Name"], fields["Version"]) == (DISTRIBUTION, "0.1.0")
+    code = "import graphbench; print(graphbench.__file__)"
+    package = Path(run([str(venv_bin / "python"), "-c", code], cwd=empty_dir).stdout.strip()).parent
+    assert (
+        run([str(venv_bin / "graphbench"), "--version"], cwd=empty_dir).stdout
+        == f"graphbench-gnn 0.1.0: graphbench from {package}\n"
+    )
 
 
 def test_graphbench_runs_from_an_empty_directory_and_reports(venv_bin: Path, empty_dir: Path) -> None:

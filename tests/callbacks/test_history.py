@@ -14,7 +14,6 @@ from lightning.pytorch.callbacks import ModelCheckpoint
 from torch import nn
 from torch.utils.data import DataLoader
 
-from graphbench.callbacks import history as history_module
 from graphbench.callbacks.history import EpochHistory
 
 BEST = "/run/checkpoints/best.ckpt"
@@ -68,12 +67,11 @@ def test_a_resumed_history_continues_and_keeps_the_checkpoints_best_epoch() -> N
     assert [record["epoch"] for record in before.epochs] == [0, 1]  # the saved list is not the resumed one
 
 
-def test_an_echoed_epoch_is_one_log_line_with_the_monitor_and_the_best_so_far(
-    monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture
-) -> None:
+def test_an_echoed_epoch_is_one_log_line_with_the_monitor_and_the_best_so_far(caplog: pytest.LogCaptureFixture) -> None:
     readings = iter([10.0, 11.5])  # the epoch starts at 10 s and ends at 11.5 s
-    monkeypatch.setattr(history_module, "time", SimpleNamespace(perf_counter=lambda: next(readings)))
-    history = new_history(echo=True)
+    history = EpochHistory(
+        ModelCheckpoint(monitor="val/accuracy", mode="max"), "val/accuracy", echo=True, clock=lambda: next(readings)
+    )
     with caplog.at_level(logging.INFO, logger="graphbench.tasks.train"):
         epoch_end(history, 2, {"train/loss": 0.41234, "val/loss": 0.521, "val/accuracy": 0.91}, best_score=0.93)
     assert caplog.messages == ["epoch 2/4  train/loss 0.4123  val/loss 0.5210  val/accuracy 0.9100  best 0.9300 (epoch 2)  1.5 s"]
@@ -141,3 +139,31 @@ def test_in_a_fit_the_best_epoch_is_the_checkpointed_one_in_the_monitors_directi
     assert all(record["lr"] == 0.5 and "train/loss" in record for record in history.epochs)
     assert history.best_epoch == best_epoch
     assert history.best_record() == history.epochs[best_epoch]
+
+
+def test_a_long_epoch_says_how_far_it_got_every_progress_interval(caplog: pytest.LogCaptureFixture) -> None:
+    now = [100.0]
+    history = EpochHistory(
+        ModelCheckpoint(monitor="val/accuracy", mode="max"),
+        "val/accuracy",
+        echo=True,
+        progress_every_s=30.0,
+        clock=lambda: now[0],
+    )
+    trainer = SimpleNamespace(current_epoch=2, optimizers=[], max_epochs=40, num_training_batches=200)
+    history.on_train_epoch_start(trainer, None)  # type: ignore[arg-type]
+    with caplog.at_level(logging.INFO, logger="graphbench.tasks.train"):
+        for batch_idx, seconds in enumerate([10.0, 29.0, 31.0, 45.0, 62.0]):
+            now[0] = 100.0 + seconds
+            history.on_train_batch_end(trainer, None, None, None, batch_idx)  # type: ignore[arg-type]
+    assert [r.getMessage() for r in caplog.records] == [
+        "epoch 2/40: batch 3 of 200 (2%), 31.0 s",
+        "epoch 2/40: batch 5 of 200 (2%), 62.0 s",
+    ]
+    caplog.clear()
+    quiet = EpochHistory(
+        ModelCheckpoint(monitor="val/accuracy"), "val/accuracy", echo=False, progress_every_s=0.0, clock=lambda: now[0]
+    )
+    quiet.on_train_epoch_start(trainer, None)  # type: ignore[arg-type]
+    quiet.on_train_batch_end(trainer, None, None, None, 0)  # type: ignore[arg-type]
+    assert caplog.records == []  # a progress bar shows it already

@@ -13,10 +13,12 @@ from omegaconf import DictConfig, OmegaConf, open_dict
 from torch_geometric.data import Batch, Data
 
 from graphbench.build import network_builder, network_width
+from graphbench.config.checks import recipe_card_problems
 from graphbench.data.datamodules import NodeLevelDataModule
 from graphbench.data.datamodules.schema import READ_ELSEWHERE
 from graphbench.data.info import DatasetInfo, FeatureSpec
 from graphbench.report.literature import paper_value
+from graphbench.run.recipe import NO_PUBLISHED_SETTING, experiment_exists, with_recipe
 from tests.paths import CONF
 
 #: the datasets of docs/results.md's "Default recipes vs the literature", with their (node feature width, classes, level)
@@ -191,3 +193,69 @@ def test_models_build_under_the_recipe(name: str, model: str) -> None:
 def test_every_model_builds_under_every_recipe(name: str) -> None:
     for model in MODELS:
         check_builds(name, model)
+
+
+DATASETS = sorted(p.stem for p in (CONF / "dataset").glob("*.yaml"))
+#: the (dataset, model) pairs whose published setting is an experiment of the LRGB reassessment
+LRGB_TUNED = {tuple(p.stem.rsplit("-", 1)) for p in (CONF / "experiment" / "lrgb-tuned").glob("*.yaml")}
+
+
+def card_sources(pairs: list[tuple[str, str]]) -> dict[tuple[str, str], str]:
+    """The card source of ``python run.py dataset=X model=Y`` for each pair, as run.py composes it
+    (graphbench.run.recipe.with_recipe), each card checked to be well formed."""
+    sources: dict[tuple[str, str], str] = {}
+    for dataset, model in pairs:
+        overrides = [f"dataset={dataset}", f"model={model}"]
+        cfg = with_recipe(
+            compose("config", overrides=overrides),
+            overrides,
+            lambda o: compose("config", overrides=list(o)),
+            False,
+            experiment_exists,
+        )
+        assert recipe_card_problems(cfg.recipe_card) == [], (dataset, model)
+        sources[dataset, model] = str(cfg.recipe_card.source)
+    return sources
+
+
+@pytest.mark.slow  # 41 datasets x 14 models: minutes on a loaded 2-core machine; the test below covers each once
+def test_every_dataset_and_model_composes_a_card_with_a_source_or_no_published_setting(hydra_conf: None) -> None:
+    """Every dataset YAML x every model: a card whose source is a paper or repository, or graphbench's explicit
+    "no published setting"."""
+    sources = card_sources([(dataset, model) for dataset in DATASETS for model in MODELS])
+    published = {pair for pair, source in sources.items() if source != NO_PUBLISHED_SETTING}
+    assert LRGB_TUNED <= published and len(LRGB_TUNED) == 16
+    assert sources["peptides-func", "gcn"].startswith("toenshoff/LRGB@c3500cb")
+    assert sources["cora", "sage"].startswith("Kipf & Welling 2017")
+    assert sources["enzymes", "gatedgcn"].startswith("Dwivedi et al. 2020")
+    assert sources["peptides-func", "sage"] == sources["zinc", "gcn"] == sources["cycles", "gine"] == NO_PUBLISHED_SETTING
+    for dataset in ("cora", "citeseer", "texas", "cornell", "wisconsin", "actor", "enzymes", "proteins", "mutag", "syn-cora"):
+        assert all(sources[dataset, model] != NO_PUBLISHED_SETTING for model in MODELS), dataset
+
+
+def test_each_dataset_each_model_and_each_lrgb_tuned_pair_composes_a_card(hydra_conf: None) -> None:
+    """The fast cover of the test above: every dataset once (the models in turn) and every LRGB-tuned pair."""
+    pairs = [(dataset, MODELS[i % len(MODELS)]) for i, dataset in enumerate(DATASETS)]
+    sources = card_sources(sorted({*pairs, *LRGB_TUNED}))
+    assert {sources[pair][:18] for pair in LRGB_TUNED} == {"toenshoff/LRGB@c35"}
+    assert {model for _, model in pairs} == set(MODELS)
+
+
+def test_the_headline_command_trains_the_lrgb_tuned_gcn_with_the_head_as_a_deviation(hydra_conf: None) -> None:
+    overrides = ["dataset=peptides-func", "model=gcn", "head=mlp2", "trainer.max_epochs=1"]
+    cfg = with_recipe(
+        compose("config", overrides=overrides),
+        overrides,
+        lambda o: compose("config", overrides=list(o)),
+        False,
+        experiment_exists,
+    )
+    assert cfg.recipe_experiment == "lrgb-tuned/peptides-func-gcn"
+    assert (cfg.model.hidden_dim, cfg.model.num_layers, cfg.normalization.name, cfg.pe.name) == (235, 6, "none", "rwse")
+    assert (cfg.head.name, cfg.head.num_layers, cfg.head.dropout_first, cfg.head.dropout) == ("mlp2", 2, True, 0.1)
+    assert OmegaConf.to_container(cfg.recipe_card.deviations) == [
+        {"key": "head", "source": "mlp3", "ours": "mlp2", "why": "command line: head=mlp2", "effect": None},
+        {"key": "trainer.max_epochs", "source": 250, "ours": 1, "why": "command line: trainer.max_epochs=1", "effect": None},
+    ]
+    paper = paper_value(OmegaConf.to_container(cfg, resolve=False), "ap")
+    assert paper is not None and (paper.value, paper.std) == (0.686, 0.005)

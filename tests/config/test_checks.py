@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 from omegaconf import OmegaConf
 
-from graphbench.config.checks import check_config
+from graphbench.config.checks import accelerator_problems, check_config
 from graphbench.run.errors import ConfigError
 
 
@@ -58,3 +58,16 @@ def test_a_well_formed_recipe_card_passes_and_each_malformed_part_is_named() -> 
     )
     with pytest.raises(ConfigError, match=r"recipe_card must have exactly the keys deviations and source, got \['source'\]"):
         check_config(OmegaConf.create({"recipe_card": {"source": "paper"}}))
+
+
+def test_a_cuda_accelerator_without_a_cuda_gpu_names_the_cpu_trainers() -> None:
+    (problem,) = accelerator_problems("gpu", cuda_available=False)
+    assert problem == (
+        "trainer.accelerator=gpu needs a CUDA GPU and torch sees none here (torch.cuda.is_available() is false): "
+        "train on the CPU with trainer=cpu (trainer=ddp_cpu for data parallel), or use trainer=default, whose "
+        "accelerator=auto takes the GPU where there is one"
+    )
+    assert accelerator_problems("CUDA", cuda_available=False)[0].startswith("trainer.accelerator=CUDA needs a CUDA GPU")
+    assert accelerator_problems("gpu", cuda_available=True) == []
+    for accelerator in ("auto", "cpu", None):
+        assert accelerator_problems(accelerator, cuda_available=False) == []

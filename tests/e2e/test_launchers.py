@@ -1,5 +1,5 @@
 """Job arrays and sweepers end to end: submitit_local (SLURM's machinery without a scheduler), the
-SLURM launcher config as submitit renders it into sbatch, and Optuna through hydra-optuna-sweeper."""
+SLURM launcher config as submitit renders it into sbatch, and Optuna through graphbench's sweeper (more in test_optuna_search)."""
 
 from __future__ import annotations
 
@@ -148,17 +148,21 @@ def test_optuna_sweep_of_four_trials_prints_its_best_trial(tmp_path: Path) -> No
 
 @pytest.mark.slow
 def test_optuna_study_in_sqlite_continues_across_invocations(tmp_path: Path) -> None:
+    """n_trials counts the study's trials: a second invocation with the same n_trials finds it complete
+    and runs nothing, one with a larger n_trials adds the difference."""
     optuna = pytest.importorskip("optuna")
     storage = f"sqlite:///{tmp_path / 'study.db'}"
-    for i in range(2):
+    for i, n_trials in enumerate([1, 1, 2]):
         args = [
             "-m",
             "hparams_search=cycles_optuna_sqlite",
             f"hydra.sweeper.storage={storage}",
-            "hydra.sweeper.n_trials=1",
-            *FAST,
+            f"hydra.sweeper.n_trials={n_trials}",
         ]
-        proc = run_cli([*args, f"hydra.sweep.dir={tmp_path / f'sweep{i}'}"], tmp_path)
+        proc = run_cli([*args, *FAST, f"hydra.sweep.dir={tmp_path / f'sweep{i}'}"], tmp_path)
         assert proc.returncode == 0, proc.stderr[-3000:]
+        assert f"Optuna study 'cycles-gine': {n_trials} trials ({n_trials} complete, 0 pruned, 0 fail)" in proc.stdout
+    ran = sorted(p.parent.relative_to(tmp_path).as_posix() for p in tmp_path.glob("sweep*/*/results.json"))
+    assert ran == ["sweep0/0", "sweep2/1"]  # each trial's run directory is <sweep dir>/<trial number>
     study = optuna.load_study(study_name="cycles-gine", storage=storage)
     assert [t.state.name for t in study.trials] == ["COMPLETE", "COMPLETE"]

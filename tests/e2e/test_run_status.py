@@ -11,6 +11,7 @@ import time
 from pathlib import Path
 
 import pytest
+import torch
 
 from graphbench.callbacks.record_progress import epoch_metrics
 from tests.conftest import FAST_CYCLES, real_data_root
@@ -48,14 +49,20 @@ def test_sigterm_during_training_ends_preempted_with_exit_code_143(tmp_path: Pat
     code, stderr, results = start_and_signal(tmp_path, signal.SIGTERM)
     assert results["status"] == "preempted"
     assert code == 143
-    assert "error: preempted" in stderr and "Traceback" not in stderr
+    run_dir = tmp_path / "run"
+    resume = f"to continue it, run the same command with resume=auto hydra.run.dir={run_dir}"
+    assert f"preempted (SIGTERM); run directory: {run_dir}; {resume}" in stderr and "Traceback" not in stderr
+    assert not any(line.startswith("error:") for line in stderr.splitlines())  # a signal is not an error
 
 
 def test_ctrl_c_during_training_ends_interrupted_with_exit_code_130(tmp_path: Path) -> None:
     code, stderr, results = start_and_signal(tmp_path, signal.SIGINT)
     assert results["status"] == "interrupted"
     assert code == 130
-    assert "error: interrupted" in stderr and "Traceback" not in stderr
+    run_dir = tmp_path / "run"
+    resume = f"to continue it, run the same command with resume=auto hydra.run.dir={run_dir}"
+    assert f"interrupted (Ctrl-C); run directory: {run_dir}; {resume}" in stderr and "Traceback" not in stderr
+    assert not any(line.startswith("error:") for line in stderr.splitlines())
 
 
 def test_divergence_ends_diverged_with_strict_json(tmp_path: Path) -> None:
@@ -82,6 +89,18 @@ def test_bad_value_fails_in_one_line_and_is_recorded(tmp_path: Path, override: s
     errors = [line for line in proc.stderr.splitlines() if line.startswith("error:")]
     assert len(errors) == 1 and expected in errors[0]
     assert strict_json(run_dir / "results.json")["status"] == f"failed: invalid config: {expected}"
+    assert errors[0] == f"error: invalid config: {expected} (run directory: {run_dir})"  # not "error: failed: ..."
+
+
+@pytest.mark.skipif(torch.cuda.is_available(), reason="checks a machine without a CUDA GPU")
+def test_trainer_gpu_without_a_gpu_names_the_cpu_trainer_before_building_anything(tmp_path: Path) -> None:
+    run_dir = tmp_path / "run"
+    proc = run_cli([*FAST_CYCLES, "trainer=gpu", f"hydra.run.dir={run_dir}"], tmp_path)
+    assert proc.returncode == 1 and "Traceback" not in proc.stderr
+    errors = [line for line in proc.stderr.splitlines() if line.startswith("error:")]
+    assert len(errors) == 1 and "trainer.accelerator=gpu needs a CUDA GPU" in errors[0] and "trainer=cpu" in errors[0]
+    assert "processed cycles" not in proc.stdout + proc.stderr  # refused before the data is built
+    assert strict_json(run_dir / "results.json")["status"].startswith("failed: invalid config: trainer.accelerator=gpu")
 
 
 def test_multirun_runs_every_job_and_lists_the_ones_that_failed(tmp_path: Path) -> None:
@@ -140,7 +159,8 @@ def test_console_output_says_each_thing_once(tmp_path: Path) -> None:
     for unwanted in ("litlogger", "LeafSpec", "INFO:", "it/s]", "logging interval"):
         assert unwanted not in everything, unwanted
     assert out[-1] == f"run directory: {run_dir}"
-    assert len(out) < 20
+    assert out[0] == "recipe: graphbench default, no published setting"  # the card, once, first
+    assert len(out) <= 21
 
 
 def test_ctrl_c_after_three_epochs_records_them_and_the_best_validation_metric(tmp_path: Path) -> None:

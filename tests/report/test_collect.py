@@ -11,6 +11,7 @@ import pytest
 
 from graphbench.report.collect import (
     ReportInputError,
+    Run,
     collect,
     find_result_files,
     fold_names,
@@ -314,3 +315,42 @@ def test_a_score_key_that_is_missing_is_a_failed_run(tmp_path: Path) -> None:
     write(tmp_path / "run", {**record, "score": "mia_auc", "metrics": {"test/auc": 0.5}})
     (failed,) = collect([tmp_path]).failed
     assert failed.status == "completed, but 'mia_auc' is missing or not a finite number"
+
+
+def test_the_trials_of_an_optuna_search_group_by_their_config_and_pruned_ones_stay_out(tmp_path: Path) -> None:
+    """``optuna_trial`` (the trial a run was) never tells configurations apart; a pruned trial is listed
+    with its group's label and never enters the statistics."""
+    root = tmp_path / "sweep"
+    trial = {"storage": "/s/optuna.journal", "study_name": "cycles-gine", "pruner": None}
+    for number, (seed, test) in enumerate([(0, 0.30), (1, 0.34)]):
+        record = completed(root / str(number), seed, test)
+        record["config"]["optuna_trial"] = {**trial, "number": number}
+        write(root / str(number), record)
+    pruned = completed(root / "2", 2, 0.9)
+    pruned["status"] = "pruned at epoch 1"
+    pruned["config"]["optuna_trial"] = {**trial, "number": 2}
+    write(root / "2", pruned)
+
+    collection = collect([root])
+    (block,) = collection.blocks
+    (group,) = block.groups
+    assert [r.value("test/mae") for r in group.runs] == [0.30, 0.34]  # one configuration, two replicates
+    assert [(f.path.name, f.status) for f in collection.failed] == [("2", "pruned at epoch 1")]
+
+
+@pytest.mark.parametrize(
+    ("trainer", "limits"),
+    [
+        ({}, ()),
+        ({"limit_val_batches": None, "limit_test_batches": 1.0}, ()),
+        ({"limit_test_batches": 1}, ("trainer.limit_test_batches=1",)),  # an integer: one batch
+        (
+            {"limit_val_batches": 0.25, "limit_test_batches": 2},
+            ("trainer.limit_val_batches=0.25", "trainer.limit_test_batches=2"),
+        ),
+        ({"limit_train_batches": 1}, ()),  # training on part of the split changes the run, not how it is scored
+    ],
+)
+def test_evaluation_limits_name_the_splits_seen_in_part(trainer: dict, limits: tuple[str, ...]) -> None:
+    run = Run(Path("r"), "completed", {"trainer": trainer}, None)
+    assert run.evaluation_limits == limits

@@ -30,6 +30,7 @@ from graphbench.report.collect import Block, collect
 from graphbench.report.plots import (
     Curve,
     aggregate,
+    curves_figure,
     jitter_offsets,
     learning_curves,
     read_epoch_series,
@@ -153,6 +154,16 @@ def test_write_plots_writes_curves_and_strip_png_per_block(tmp_path: Path) -> No
     assert paths == [tmp_path / "plots" / f"{SLUG}-curves.png", tmp_path / "plots" / f"{SLUG}-test.png"]
     assert_png(paths[0], (480, 1200, 4))  # 12 x 4.8 in at 100 dpi
     assert_png(paths[1], (260, 800, 4))  # 8 x (1.6 + 0.5 * 2 groups) in
+
+
+def test_one_epoch_curves_have_one_integer_tick_at_that_epoch(tmp_path: Path) -> None:
+    write_run(tmp_path / "runs" / "0", "gcn", 0, 0.6, ([0.5], [1.0]))
+    write_run(tmp_path / "runs" / "1", "gcn", 1, 0.8, ([0.7], [0.6]))
+    summary = summarize_block(only_block(tmp_path / "runs"))
+    figure = curves_figure(summary, learning_curves(summary.block))
+    figure.canvas.draw()
+    for axes in figure.axes[:2]:
+        assert list(axes.get_xticks()) == [0] and axes.get_xlim() == (-0.5, 0.5)
 
 
 def test_write_plots_without_logs_writes_only_the_strip_plot(tmp_path: Path, caplog: pytest.LogCaptureFixture) -> None:

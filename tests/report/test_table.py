@@ -3,6 +3,8 @@ failed runs and rank stability, each on hand-made values (whole tables: ``tests/
 
 from __future__ import annotations
 
+import csv
+import io
 import json
 import math
 from dataclasses import replace
@@ -13,6 +15,7 @@ import pytest
 from graphbench.report.collect import FailedRun, collect
 from graphbench.report.stats import GroupSummary, RankStability, summarize_block
 from graphbench.report.table import (
+    format_csv,
     format_epoch,
     format_failed,
     format_markdown_table,
@@ -81,6 +84,23 @@ def test_failed_runs_are_listed_with_status_and_label() -> None:
     assert format_failed(failed) == "Failed runs (2):\n- m/6: failed: diverged [model=gcn]\n- m/7: running"
 
 
+def test_pruned_trials_are_listed_apart_from_the_failed_runs() -> None:
+    pruned = [FailedRun(Path("s/3"), "pruned at epoch 2", "optimizer.lr=0.1"), FailedRun(Path("s/5"), "pruned at epoch 0")]
+    assert format_failed(pruned) == (
+        "Failed runs: none.\n\n"
+        "Pruned trials (2), stopped early by the Optuna search's pruner, not in the tables:\n"
+        "- s/3: pruned at epoch 2 [optimizer.lr=0.1]\n- s/5: pruned at epoch 0"
+    )
+    mixed = format_failed([FailedRun(Path("s/1"), "failed: boom"), *pruned])
+    assert mixed.startswith("Failed runs (1):\n- s/1: failed: boom\n\nPruned trials (2)")
+    rows = list(csv.DictReader(io.StringIO(format_csv([], [FailedRun(Path("s/1"), "failed: boom"), *pruned]))))
+    assert [(r["kind"], r["path"], r["status"]) for r in rows] == [
+        ("failed", "s/1", "failed: boom"),
+        ("pruned", "s/3", "pruned at epoch 2"),
+        ("pruned", "s/5", "pruned at epoch 0"),
+    ]
+
+
 def test_rank_stability_line_with_and_without_its_numbers() -> None:
     head = "Rank stability across seeds (Li et al., IJCAI 2022, arXiv:2205.14403):"
     missing = RankStability(seeds=(0,), n_groups=2, mean_inversions=math.nan, max_inversions=0, max_possible=1, reason="one seed")
@@ -97,6 +117,35 @@ def test_rank_stability_line_with_and_without_its_numbers() -> None:
 
 def test_a_best_epoch_is_an_integer_unless_runs_disagree() -> None:
     assert (format_epoch(0.0), format_epoch(15.0), format_epoch(15.5), format_epoch(math.nan)) == ("0", "15", "15.5", "n/a")
+
+
+def test_runs_evaluated_on_part_of_a_split_are_marked_in_the_table_and_noted(tmp_path: Path) -> None:
+    write_run(tmp_path / "full", dataset="d", model="gcn", seed=0, test=0.8)
+    partial = write_run(tmp_path / "partial", dataset="d", model="gin", seed=0, test=0.5)
+    record = json.loads((partial / "results.json").read_text())
+    record["config"]["trainer"].update(limit_test_batches=1, limit_val_batches=1.0)  # one test batch; the whole val split
+    (partial / "results.json").write_text(json.dumps(record))
+    (block,) = collect([tmp_path]).blocks
+    assert sorted(group.label for group in block.groups) == ["model=gcn", "model=gin [partial evaluation]"]
+    table = format_markdown_table(summarize_block(block))
+    assert "| model=gin [partial evaluation] |" in table
+    assert (
+        "Note: model=gin [partial evaluation]: runs with trainer.limit_test_batches=1 (validated or tested on part of "
+        "the split); their numbers are not results"
+    ) in table
+
+
+def test_a_table_without_a_test_says_so_instead_of_correcting_over_zero_tests(tmp_path: Path) -> None:
+    write_run(tmp_path / "a", dataset="d", model="gcn", seed=0, test=0.8)
+    write_run(tmp_path / "b", dataset="d", model="gin", seed=0, test=0.5)  # one run per group: no Welch test
+    table = format_markdown_table(summarize_block(collect([tmp_path]).blocks[0]))
+    assert "Holm-corrected over the 0 tests" not in table
+    assert "p: no test in this table (Welch's t-test needs a second group and two runs in each)." in table
+    for seed in (1, 2):
+        write_run(tmp_path / f"a{seed}", dataset="d", model="gcn", seed=seed, test=0.8 + seed / 100)
+        write_run(tmp_path / f"b{seed}", dataset="d", model="gin", seed=seed, test=0.5 + seed / 100)
+    table = format_markdown_table(summarize_block(collect([tmp_path]).blocks[0]))
+    assert "Holm-corrected over the 1 test of this table" in table
 
 
 def test_fast_dev_run_groups_are_marked_in_the_table_and_noted(tmp_path: Path) -> None:

@@ -11,6 +11,7 @@ import pytest
 from graphbench.reproduce.__main__ import main
 from graphbench.reproduce.spec import load_spec, spec_names
 from tests.paths import CONF, SHARED_DATA
+from tests.reproduce._runs import write_result
 from tests.reproduce.test_spec import CELLS
 
 
@@ -58,6 +59,38 @@ def test_dry_run_lists_the_cells_whose_raw_files_are_missing(tmp_path: Path, cap
     assert out.count("graphbench -m experiment=lrgb-tuned/peptides-func-") == 3
     assert out.count(": not run, raw files missing: ") == 12
     assert "# 12 runs; estimated " in out
+    assert main(["--list", f"paths.data_dir={root}"]) == 0  # the runs and the cost are the runnable cells'
+    listed = capsys.readouterr().out
+    assert (
+        f"cells: 15 (12 with raw files missing under {root}: not run); 4 seeds; the 3 runnable cells: 12 runs; estimated "
+        in listed
+    )
+
+
+def test_the_estimate_counts_only_the_runs_left_and_no_cost_for_fast(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    root = every_data_path(tmp_path / "data")
+    argv = ["kipf-welling-2017", f"paths.data_dir={root}", "--dry-run", "--seeds", "2", "--out", str(tmp_path / "out")]
+    assert main(argv) == 0
+    assert (
+        capsys.readouterr().out.splitlines()[1]
+        == "# 4 runs; estimated 8 min 00 s on a 2-core CPU, 2 min 00 s on one GPU (one run at a time)"
+    )
+    table = tmp_path / "out" / "kipf-welling-2017"
+    write_result(table / "cora-gcn" / "seed0", seed=0)
+    write_result(table / "cora-gcn" / "seed1", seed=1)
+    write_result(table / "citeseer-gcn" / "seed0", seed=0, status="interrupted")  # continued: still to run
+    assert main(argv) == 0
+    assert capsys.readouterr().out.splitlines()[1] == (
+        "# 4 runs (2 completed already, 2 to run); estimated 4 min 00 s on a 2-core CPU, 1 min 00 s on one GPU (one run at a time)"
+    )
+    write_result(table / "citeseer-gcn" / "seed0", seed=0)
+    write_result(table / "citeseer-gcn" / "seed1", seed=1)
+    assert main(argv) == 0
+    assert capsys.readouterr().out.splitlines()[1] == "# 4 runs (4 completed already, 0 to run); nothing to run"
+    assert main([*argv, "--fast"]) == 0  # --fast writes elsewhere (kipf-welling-2017-fast): nothing completed there
+    assert capsys.readouterr().out.splitlines()[1] == (
+        "# 2 runs on --fast's smoke settings; not estimated (the table's costs are those of full runs)"
+    )
 
 
 def test_list_names_every_table_with_cells_and_cost(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:

@@ -1,9 +1,9 @@
-"""graphbench.run.cli.format_summary: the lines ``run.py`` prints when a run ends."""
+"""graphbench.run.cli: the lines ``run.py`` prints when a run ends (format_summary, end_line)."""
 
 from __future__ import annotations
 
-from graphbench.run.cli import format_summary, program_name
-from graphbench.run.record import COMPLETED, RunRecord
+from graphbench.run.cli import canonical_name, end_line, format_summary, installed_version_text, program_name, version_text
+from graphbench.run.record import COMPLETED, INTERRUPTED, PREEMPTED, RunRecord
 
 
 def test_training_summary_lists_each_split_and_other_metrics() -> None:
@@ -74,3 +74,45 @@ def test_the_usage_line_names_the_console_script_or_the_module() -> None:
     assert program_name("graphbench.report", "graphbench-report", "/repo/src/graphbench/report/__main__.py") == (
         "python -m graphbench.report"
     )
+
+
+def test_a_failed_run_ends_with_one_error_line_without_the_status_prefix() -> None:
+    failed = RunRecord(status="failed: invalid config: seed=1.5 must be an integer", config={}, run_dir="outputs/x")
+    assert (
+        end_line(failed, "hydra.run.dir=outputs/x")
+        == "error: invalid config: seed=1.5 must be an integer (run directory: outputs/x)"
+    )
+    diverged = RunRecord(status="diverged at epoch 3", config={}, run_dir="outputs/x")
+    assert end_line(diverged) == "error: diverged at epoch 3 (run directory: outputs/x)"
+
+
+def test_a_stopped_run_says_what_stopped_it_and_how_to_continue_it() -> None:
+    interrupted = RunRecord(status=INTERRUPTED, config={}, run_dir="outputs/x")
+    assert end_line(interrupted, "hydra.run.dir=outputs/x") == (
+        "interrupted (Ctrl-C); run directory: outputs/x; to continue it, run the same command with resume=auto hydra.run.dir=outputs/x"
+    )
+    preempted = RunRecord(status=PREEMPTED, config={}, run_dir="multirun/d/t/0")
+    assert end_line(preempted, "hydra.sweep.dir=multirun/d/t") == (
+        "preempted (SIGTERM); run directory: multirun/d/t/0; to continue it, run the same command with resume=auto "
+        "hydra.sweep.dir=multirun/d/t"
+    )
+    assert end_line(interrupted) == "interrupted (Ctrl-C); run directory: outputs/x"
+
+
+def test_version_names_the_distribution_its_version_and_where_the_module_is() -> None:
+    assert version_text("graphbench-gnn", "0.1.0", "/venv/lib/site-packages/graphbench") == (
+        "graphbench-gnn 0.1.0: graphbench from /venv/lib/site-packages/graphbench"
+    )
+    assert version_text("graphbench-gnn", None, "/repo/src/graphbench") == (
+        "graphbench from /repo/src/graphbench (graphbench-gnn is not installed: a checkout on the module path)"
+    )
+    clash = version_text("graphbench-gnn", "0.1.0", "/venv/graphbench", [("graphbench-lib", "0.2.0")])
+    assert clash.splitlines()[1] == (
+        "warning: graphbench-lib 0.2.0 is installed too and also provides a module named graphbench, so one overwrites "
+        "the other's files; keep one per environment (pip uninstall graphbench-lib)"
+    )
+
+
+def test_this_environments_version_is_the_installed_graphbench_gnn() -> None:
+    assert canonical_name("Graphbench_GNN") == canonical_name("graphbench.gnn") == "graphbench-gnn"
+    assert installed_version_text("/somewhere/graphbench") == "graphbench-gnn 0.1.0: graphbench from /somewhere/graphbench"

@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 from omegaconf import DictConfig, OmegaConf
 
-from graphbench.run.errors import ConfigError, DataError
+from graphbench.run.errors import ConfigError, DataError, Pruned
 from graphbench.run.frame import RunBody, RunFrame, recorded_run
 from graphbench.run.record import RunRecord
 
@@ -104,3 +104,10 @@ def test_a_multi_line_error_is_logged_once_in_full_and_recorded_by_its_first_lin
         == "failed: Raw files of Toy not found under data root /d (its one file is not there): listed in full in the run's log"
     )
     assert [r.getMessage() for r in caplog.records] == [message]
+
+
+def test_a_pruned_trial_is_recorded_as_pruned_with_what_it_measured(tmp_path: Path) -> None:
+    record = recorded_run(config(tmp_path / "run"), training(3, Pruned(2)))
+    on_disk = json.loads((tmp_path / "run" / "results.json").read_text())
+    assert record.status == on_disk["status"] == "pruned at epoch 2"
+    assert on_disk["epochs_trained"] == 3 and on_disk["metrics"] == {"val/accuracy": 0.8}

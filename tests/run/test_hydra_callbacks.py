@@ -95,3 +95,18 @@ def test_jobs_started_before_the_launch_are_left_out(tmp_path: Path) -> None:
     old = fake_job(sweep, 1, ["model=gine"], COMPLETED, completed_before=True)
     os.utime(old / ".hydra" / "overrides.yaml", (EARLIER_S, EARLIER_S))
     assert [o.job_dir.name for o in job_outcomes(sweep, since=time.time() - 60)] == ["0"]
+
+
+def test_pruned_trials_are_counted_apart_and_are_no_failure(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    sweep = tmp_path / "sweep"
+    fake_job(sweep, 0, ["optimizer.lr=0.01"], COMPLETED)
+    fake_job(sweep, 1, ["optimizer.lr=0.0001"], "pruned at epoch 2")
+    fake_job(sweep, 2, ["optimizer.lr=0.001"], COMPLETED)
+    code, out, err = summary(sweep, capsys)
+    assert code is None and err == ""
+    assert out == f"multirun: 2 of 3 jobs completed, 1 pruned by the Optuna search ({sweep})\n"
+    fake_job(sweep, 3, ["optimizer.lr=1.0"], "diverged at epoch 0")
+    code, out, err = summary(sweep, capsys)
+    assert code == 1
+    assert out == f"multirun: 2 of 4 jobs completed, 1 pruned by the Optuna search ({sweep})\n"
+    assert err == "  not completed: 3 [optimizer.lr=1.0]: diverged at epoch 0\n"

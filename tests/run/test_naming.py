@@ -148,3 +148,8 @@ def test_composed_config_without_run_group_still_resolves(compose_cfg: Callable[
 def test_a_repeated_key_counts_once_with_its_last_value() -> None:
     overrides = ["trainer.max_epochs=2", "model=gcn", "trainer.max_epochs=1", "+model.residual=true", "model.residual=false"]
     assert run_group_from_overrides(overrides) == "model=gcn,model.residual=false,trainer.max_epochs=1"
+
+
+def test_the_optuna_trial_of_a_search_job_names_no_configuration() -> None:
+    trial = "+optuna_trial={storage:'/s/optuna.journal',study_name:'cycles-gine',number:3,pruner:null}"
+    assert run_group_from_overrides(["hparams_search=cycles_optuna", "optimizer.lr=0.01", trial]) == "optimizer.lr=0.01"

@@ -14,7 +14,15 @@ import pytest
 import torch
 
 import graphbench.run.provenance as provenance
-from graphbench.run.provenance import CodeVersion, Provenance, code_version, cpu_model, installed_version, untracked_sources
+from graphbench.run.provenance import (
+    DISTRIBUTION,
+    CodeVersion,
+    Provenance,
+    code_version,
+    cpu_model,
+    installed_version,
+    untracked_sources,
+)
 
 EMPTY_DIFF_SHA256: str = hashlib.sha256(b"").hexdigest()
 
@@ -53,7 +61,7 @@ def test_commit_dirty_flag_and_diff_hash_follow_the_checkout(repo: Path) -> None
         0,
         None,
     )
-    assert clean.version == installed_version("graphbench")  # the version of the distribution named
+    assert clean.version == installed_version(DISTRIBUTION)  # the version of the distribution named
 
     (package / "__init__.py").write_text("x = 2\n")
     edited = code_version(package)
@@ -79,7 +87,7 @@ def test_a_package_not_tracked_in_the_checkout_records_its_version_only(repo: Pa
     (installed / "__init__.py").write_text("")
     code = code_version(installed)
     assert (code.commit, code.dirty, code.diff_sha256) == (None, None, None)
-    assert code.version == installed_version("graphbench") and code.reason is not None and "not tracked" in code.reason
+    assert code.version == installed_version(DISTRIBUTION) and code.reason is not None and "not tracked" in code.reason
     assert code.short == f"graphbench {code.version}"
 
 

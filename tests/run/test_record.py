@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from graphbench.run.record import INTERRUPTED, RunRecord
+from graphbench.run.record import INTERRUPTED, RunRecord, exit_code, is_pruned, pruned
 
 
 def test_history_round_trips_with_non_finite_values_as_null(tmp_path: Path) -> None:
@@ -60,3 +60,10 @@ def test_schema_3_records_round_trip_their_provenance_and_older_ones_read_withou
     old = RunRecord.from_dict(version_2)
     assert (old.schema_version, old.provenance, old.num_params) == (2, None, 10)
     assert RunRecord.from_dict({"status": "completed", "config": {}}).schema_version == 1
+
+
+def test_a_pruned_trial_has_its_own_status_and_exits_0() -> None:
+    assert pruned(4) == "pruned at epoch 4" and is_pruned(pruned(4))
+    assert not is_pruned("completed") and not is_pruned("diverged at epoch 4")
+    assert exit_code(pruned(0)) == 0  # the search's decision, not an error
+    assert exit_code("completed") == 0 and exit_code(INTERRUPTED) == 130 and exit_code("failed: x") == 1

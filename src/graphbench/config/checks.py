@@ -6,6 +6,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
+import torch
 from omegaconf import DictConfig, OmegaConf
 
 from graphbench.run.errors import ConfigError
@@ -53,6 +54,21 @@ CHECKED_KEYS: dict[str, tuple[tuple[type, ...], Callable[[Any], bool], str]] = {
 }
 
 
+#: ``trainer.accelerator`` values that train on a CUDA GPU (Lightning's names)
+CUDA_ACCELERATORS: tuple[str, ...] = ("gpu", "cuda")
+
+
+def accelerator_problems(accelerator: Any, cuda_available: bool) -> list[str]:
+    """``trainer.accelerator=gpu`` (or ``cuda``) on a machine where torch sees no CUDA GPU: what to run instead."""
+    if str(accelerator).lower() not in CUDA_ACCELERATORS or cuda_available:
+        return []
+    return [
+        f"trainer.accelerator={accelerator} needs a CUDA GPU and torch sees none here (torch.cuda.is_available() is "
+        "false): train on the CPU with trainer=cpu (trainer=ddp_cpu for data parallel), or use trainer=default, "
+        "whose accelerator=auto takes the GPU where there is one"
+    ]
+
+
 #: the keys of one entry of ``recipe_card.deviations``, in the order a card writes them
 DEVIATION_KEYS: tuple[str, ...] = ("key", "source", "ours", "why", "effect")
 
@@ -92,8 +108,9 @@ def recipe_card_problems(card: Any) -> list[str]:
 
 
 def check_config(cfg: DictConfig) -> None:
-    """Raise one :class:`ConfigError` listing every checked key whose value is not valid, and every
-    problem of the recipe card (:func:`recipe_card_problems`)."""
+    """Raise one :class:`ConfigError` listing every checked key whose value is not valid, a CUDA accelerator
+    without a CUDA GPU (:func:`accelerator_problems`), and every problem of the recipe card
+    (:func:`recipe_card_problems`)."""
     problems = []
     for key, (types, condition, expected) in CHECKED_KEYS.items():
         value: Any = OmegaConf.select(cfg, key, default=_MISSING)
@@ -102,6 +119,7 @@ def check_config(cfg: DictConfig) -> None:
         type_ok = isinstance(value, types) and not (isinstance(value, bool) and bool not in types)
         if not type_ok or not condition(value):
             problems.append(f"{key}={value!r} must be {expected}")
+    problems += accelerator_problems(OmegaConf.select(cfg, "trainer.accelerator", default=None), torch.cuda.is_available())
     problems += recipe_card_problems(OmegaConf.select(cfg, "recipe_card", default=None))
     if problems:
         raise ConfigError("invalid config: " + "; ".join(problems))

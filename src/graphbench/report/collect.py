@@ -41,8 +41,10 @@ from graphbench.run.record import RESULTS_FILENAME, RunRecord
 #: replicate axis, ``run_name`` is derived from it (named here for results.json files
 #: written before ``replicate_keys`` existed), ``paths`` and ``logger`` are where/how a run
 #: records itself, ``hydra`` is launcher state, ``recipe_card`` describes a recipe's other keys
-#: (the report prints it under the table).
-IGNORED_TOP_LEVEL_KEYS: frozenset[str] = frozenset({"seed", "run_name", "resume", "paths", "logger", "hydra", "recipe_card"})
+#: (the report prints it under the table), ``optuna_trial`` names the search trial a run was.
+IGNORED_TOP_LEVEL_KEYS: frozenset[str] = frozenset(
+    {"seed", "run_name", "resume", "paths", "logger", "hydra", "recipe_card", "optuna_trial"}
+)
 #: Top-level keys that name a configuration for loggers (e.g. ``model=gcn,optimizer.lr=0.01``):
 #: they take part in grouping, but a label shows them only when the other differing keys
 #: do not already tell the groups apart (see :func:`make_labels`).
@@ -58,6 +60,10 @@ IGNORED_KEY_NAMES: frozenset[str] = frozenset(
 ABSENT: str = "<absent>"
 #: Added to the label of a group of ``trainer.fast_dev_run`` runs (smoke tests, not results).
 FAST_DEV_RUN_MARK: str = "[fast_dev_run]"
+#: Added to the label of a group of runs validated or tested on part of a split (:attr:`Run.evaluation_limits`).
+PARTIAL_EVALUATION_MARK: str = "[partial evaluation]"
+#: Lightning's limits on the batches of the splits a run is selected and scored on.
+EVALUATION_LIMITS: tuple[str, ...] = ("limit_val_batches", "limit_test_batches")
 #: The key below ``dataset`` that indexes a fold in every dataset that has folds (the TU 10-fold CV,
 #: the Geom-GCN and WikiCS splits, CSL's 5 folds): ``dataset.split_index``.
 DEFAULT_FOLD_KEY: str = "split_index"
@@ -147,6 +153,22 @@ class Run:
         trainer = (self.config or {}).get("trainer")
         value = trainer.get("fast_dev_run") if isinstance(trainer, dict) else None
         return value is True or (isinstance(value, int) and not isinstance(value, bool) and value > 0)
+
+    @property
+    def evaluation_limits(self) -> tuple[str, ...]:
+        """``trainer.limit_test_batches=1``, ...: the :data:`EVALUATION_LIMITS` under which the run saw part of
+        its validation or test split (Lightning: an integer is a number of batches, a float a fraction; ``1.0``
+        and ``null`` are the whole split). Empty when it saw both whole."""
+        trainer = (self.config or {}).get("trainer")
+        if not isinstance(trainer, dict):
+            return ()
+        limits = []
+        for key in EVALUATION_LIMITS:
+            value = trainer.get(key)
+            whole = value is None or (isinstance(value, float) and value >= 1.0)
+            if not whole:
+                limits.append(f"trainer.{key}={value}")
+        return tuple(limits)
 
     @property
     def score_key(self) -> str | None:
@@ -409,7 +431,11 @@ def collect(dirs: Sequence[Path], by_fold: bool = False) -> Collection:
         group_list = list(groups.values())
         labels, fixed = make_labels([group.items for group in group_list])
         for group, label in zip(group_list, labels):
-            group.label = f"{label} {FAST_DEV_RUN_MARK}" if any(run.fast_dev_run for run in group.runs) else label
+            group.label = label
+            if any(run.fast_dev_run for run in group.runs):
+                group.label = f"{label} {FAST_DEV_RUN_MARK}"
+            elif any(run.evaluation_limits for run in group.runs):
+                group.label = f"{label} {PARTIAL_EVALUATION_MARK}"
             label_of[group.key] = label if len(blocks) == 1 else f"{label} [dataset={dataset}]"
         result.append(Block(dataset, metric, higher, group_list, fixed, score_key))
 

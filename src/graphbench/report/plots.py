@@ -201,8 +201,12 @@ def curves_figure(summary: BlockSummary, curves: Mapping[str, CurveStats]) -> Fi
     note = "epoch (dotted: last epoch reached by all seeds)"
     val_axes.set(xlabel=note if uneven["val"] else "epoch", ylabel=f"val/{metric}", title=f"val/{metric} (mean ± std over runs)")
     loss_axes.set(xlabel=note if uneven["loss"] else "epoch", ylabel=TRAIN_LOSS, title=f"{TRAIN_LOSS} (mean ± std over runs)")
+    epochs = [epoch for stats in curves.values() for curve in (stats.val, stats.train_loss) for epoch in curve.epochs]
     for axes in (val_axes, loss_axes):
         axes.xaxis.set_major_locator(MaxNLocator(integer=True))
+        if epochs and min(epochs) == max(epochs):  # one epoch: one tick, not a fractional axis around it
+            axes.set_xlim(epochs[0] - 0.5, epochs[0] + 0.5)
+            axes.set_xticks([epochs[0]])
         axes.grid(alpha=0.3)
     val_axes.legend(fontsize="small")
     _title(figure, summary, width=130)

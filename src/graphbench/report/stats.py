@@ -262,9 +262,15 @@ def summarize_block(block: Block, alpha: float = DEFAULT_ALPHA, reference_seed: 
         repeated = sorted({s for f, s in replicates if s is not None and replicates.count((f, s)) > 1})
         paper = paper_value(group.runs[0].config, block.metric)
         test_std = sample_std(tests[i])
+        limits = sorted({limit for run in group.runs for limit in run.evaluation_limits})
         if any(run.fast_dev_run for run in group.runs):
             notes.append(
                 f"{group.label}: trainer.fast_dev_run runs (a smoke test: a batch per split, no real training); "
+                "their numbers are not results"
+            )
+        elif limits:
+            notes.append(
+                f"{group.label}: runs with {', '.join(limits)} (validated or tested on part of the split); "
                 "their numbers are not results"
             )
         if repeated:

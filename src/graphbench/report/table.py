@@ -5,9 +5,9 @@ table (one row per group, best first), the recipe card of each row that has one 
 deviations), and a warning for each row whose runs mix commits or package
 versions (:mod:`~graphbench.report.provenance`), then, when there are several blocks, the rank
 table over them (:mod:`~graphbench.report.ranks`), then the failed runs (path + status, never
-dropped), then one rank-stability line per block.
+dropped) and the pruned trials of an Optuna search apart, then one rank-stability line per block.
 CSV: one row per group (``kind=group``), one per configuration of the rank table
-(``kind=rank``) and one per failed run (``kind=failed``), numbers at full precision, with
+(``kind=rank``), one per failed run (``kind=failed``) and per pruned trial (``kind=pruned``), numbers at full precision, with
 each block's rank stability repeated on its group rows.
 """
 
@@ -22,6 +22,7 @@ from graphbench.report.collect import FailedRun
 from graphbench.report.provenance import mixed_warnings, provenance_line
 from graphbench.report.ranks import RankTable
 from graphbench.report.stats import BlockSummary, GroupSummary, RankStability
+from graphbench.run.record import is_pruned
 
 NOT_AVAILABLE: str = "n/a"
 IGB_CITATION: str = "Li et al., IJCAI 2022, arXiv:2205.14403"
@@ -105,11 +106,14 @@ def format_markdown_table(summary: BlockSummary) -> str:
     lines += [provenance_line(summary.block), ""]
     with_paper = any(row.paper is not None for row in summary.rows)
     tests = sum(1 for row in summary.rows if math.isfinite(row.p_value))
-    legend = (
-        f"Values: mean ± sample std (ddof=1) over runs (folds × seeds). p: two-sided Welch's t-test (unequal "
-        f"variances) on {test_key} vs the best group, Holm-corrected over the {tests} test{'s' if tests != 1 else ''} "
-        f"of this table; * = Holm p < {summary.alpha:g}, ns = not significant."
-    )
+    legend = "Values: mean ± sample std (ddof=1) over runs (folds × seeds). "
+    if tests:
+        legend += (
+            f"p: two-sided Welch's t-test (unequal variances) on {test_key} vs the best group, Holm-corrected over "
+            f"the {tests} test{'s' if tests != 1 else ''} of this table; * = Holm p < {summary.alpha:g}, ns = not significant."
+        )
+    else:
+        legend += "p: no test in this table (Welch's t-test needs a second group and two runs in each)."
     if with_paper:
         legend += " paper: the published value named by the config's `literature`; Δ = (mean − paper) / std over runs."
     lines += [
@@ -154,14 +158,21 @@ def recipe_lines(summary: BlockSummary) -> list[str]:
 
 
 def format_failed(failed: Sequence[FailedRun]) -> str:
-    """``Failed runs (k):`` then one ``- path: status [config]`` line each."""
-    if not failed:
-        return "Failed runs: none."
-    lines = [f"Failed runs ({len(failed)}):"]
-    for run in failed:
-        suffix = f" [{run.label}]" if run.label else ""
-        lines.append(f"- {run.path}: {run.status}{suffix}")
+    """``Failed runs (k):`` then one ``- path: status [config]`` line each; the trials an Optuna search
+    pruned (``pruned at epoch N``) are no failures: listed apart, under ``Pruned trials (k)``, after them."""
+    pruned = [run for run in failed if is_pruned(run.status)]
+    others = [run for run in failed if not is_pruned(run.status)]
+    lines = [f"Failed runs ({len(others)}):"] if others else ["Failed runs: none."]
+    lines += [_run_line(run) for run in others]
+    if pruned:
+        lines += ["", f"Pruned trials ({len(pruned)}), stopped early by the Optuna search's pruner, not in the tables:"]
+        lines += [_run_line(run) for run in pruned]
     return "\n".join(lines)
+
+
+def _run_line(run: FailedRun) -> str:
+    suffix = f" [{run.label}]" if run.label else ""
+    return f"- {run.path}: {run.status}{suffix}"
 
 
 def format_rank_table(table: RankTable) -> str:
@@ -322,5 +333,6 @@ def format_csv(summaries: Sequence[BlockSummary], failed: Sequence[FailedRun], r
                 }
             )
     for run in failed:
-        writer.writerow({"kind": "failed", "config": run.label or "", "path": str(run.path), "status": run.status})
+        kind = "pruned" if is_pruned(run.status) else "failed"
+        writer.writerow({"kind": kind, "config": run.label or "", "path": str(run.path), "status": run.status})
     return buffer.getvalue()

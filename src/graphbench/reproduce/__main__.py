@@ -21,9 +21,9 @@ from collections.abc import Sequence
 from pathlib import Path
 
 from graphbench.conf import CONFIG_DIR
-from graphbench.reproduce.plan import Options, TablePlan, auto_jobs, data_root, plan_table
+from graphbench.reproduce.plan import CellPlan, Options, TablePlan, auto_jobs, data_root, plan_table
 from graphbench.reproduce.plot import write_plot
-from graphbench.reproduce.runner import cpu_count, format_duration, launch_subprocess, run_cell, thread_env
+from graphbench.reproduce.runner import cpu_count, format_duration, launch_subprocess, run_cell, run_state, thread_env
 from graphbench.reproduce.spec import SpecError, load_spec, spec_names
 from graphbench.reproduce.table import cell_result, format_csv, format_markdown
 
@@ -70,16 +70,32 @@ def parse_jobs(value: str, per_run_gb: float) -> int:
     return int(value)
 
 
+def runs_to_do(cell: CellPlan) -> int:
+    """The runs of a cell that running the table starts or continues: those whose directory holds no completed run."""
+    return sum(1 for slot in cell.runs if run_state(slot) != "completed")
+
+
 def estimate(plan: TablePlan) -> str:
-    """``6 runs; estimated 6 min on a 2-core CPU, 2 min on one GPU (one run at a time)``."""
-    return (
-        f"{plan.runs} run{'s' if plan.runs != 1 else ''}; estimated {format_duration(60 * plan.estimated_minutes(False))} "
-        f"on a 2-core CPU, {format_duration(60 * plan.estimated_minutes(True))} on one GPU (one run at a time)"
+    """``6 runs; estimated 6 min on a 2-core CPU, 2 min on one GPU (one run at a time)``, over the runnable cells and
+    the runs not completed yet (``6 runs (4 completed already, 2 to run); ...``). The costs are those of full runs,
+    so a ``--fast`` smoke run is not estimated."""
+    total = plan.runs
+    left = sum(runs_to_do(cell) for cell in plan.cells if cell.runnable)
+    head = f"{total} run{'s' if total != 1 else ''}" + (
+        f" ({total - left} completed already, {left} to run)" if left != total else ""
     )
+    if plan.options.fast:
+        return f"{head} on --fast's smoke settings; not estimated (the table's costs are those of full runs)"
+    if total and not left:
+        return f"{head}; nothing to run"
+    cpu = format_duration(60 * plan.estimated_minutes(False, runs_to_do))
+    gpu = format_duration(60 * plan.estimated_minutes(True, runs_to_do))
+    return f"{head}; estimated {cpu} on a 2-core CPU, {gpu} on one GPU (one run at a time)"
 
 
 def list_tables(config_dir: Path, root: Path) -> str:
-    """One block per table: name, title, source, cells (missing data here), runs and cost at its default seeds."""
+    """One block per table: name, title, source, cells (missing data here), and the runs and cost of its runnable
+    cells at its default seeds."""
     lines = []
     for name in spec_names(config_dir):
         spec = load_spec(name, config_dir)
@@ -90,8 +106,14 @@ def list_tables(config_dir: Path, root: Path) -> str:
             f"{name}: {spec.title}",
             f"    source: {spec.source}",
             f"    cells: {len(spec.cells)}"
-            + (f" ({missing} with raw files missing under {root})" if missing else "")
-            + f"; {spec.seeds} seed{'s' if spec.seeds != 1 else ''}{folds}; {estimate(plan)}",
+            + (f" ({missing} with raw files missing under {root}: not run)" if missing else "")
+            + f"; {spec.seeds} seed{'s' if spec.seeds != 1 else ''}{folds}; "
+            + (
+                f"the {len(spec.cells) - missing} runnable cell{'s' if len(spec.cells) - missing != 1 else ''}: "
+                if missing
+                else ""
+            )
+            + estimate(plan),
         ]
     return "\n".join(lines) + "\n"
 

@@ -17,6 +17,7 @@ from __future__ import annotations
 import math
 import shlex
 import sys
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -95,10 +96,12 @@ class TablePlan:
         """Runs over the cells that are run."""
         return sum(len(plan.runs) for plan in self.cells if plan.runnable)
 
-    def estimated_minutes(self, gpu: bool) -> float:
-        r""":math:`\sum_c n_c \, t_c`: runs times minutes per run over the runnable cells (sequential, one run at a time)."""
+    def estimated_minutes(self, gpu: bool, runs_of: Callable[[CellPlan], int] | None = None) -> float:
+        r""":math:`\sum_c n_c \, t_c`: runs times minutes per run over the runnable cells (sequential, one run at a
+        time); :math:`n_c` is ``runs_of(cell)`` when given (e.g. the runs not completed yet), else all its runs."""
         return sum(
-            len(plan.runs) * (plan.cell.cost.gpu_minutes_per_run if gpu else plan.cell.cost.cpu_minutes_per_run)
+            (len(plan.runs) if runs_of is None else runs_of(plan))
+            * (plan.cell.cost.gpu_minutes_per_run if gpu else plan.cell.cost.cpu_minutes_per_run)
             for plan in self.cells
             if plan.runnable
         )

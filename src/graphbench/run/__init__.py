@@ -1,1 +1,1 @@
-"""The run's lifecycle: its frame (directory, record, signals, provenance), loggers, the DDP launcher, the CLI plumbing and Hydra callbacks."""
+"""The run's lifecycle: its frame (directory, record, signals, provenance), loggers, the DDP launcher, the CLI plumbing, Hydra callbacks, and the Optuna study a search's trial reports to (``optuna_storage``)."""

@@ -1,13 +1,17 @@
-"""The command line's plumbing: the summary a finished run prints, and library logging in the app's format."""
+"""The command line's plumbing: the summary a finished run prints, ``--version``, and library logging in the app's format."""
 
 from __future__ import annotations
 
 import logging
 import os
+import re
 import sys
 import warnings
+from collections.abc import Sequence
+from importlib import metadata
 
-from graphbench.run.record import SPLITS, RunRecord
+from graphbench.run.provenance import DISTRIBUTION, installed_version
+from graphbench.run.record import FAILED_PREFIX, INTERRUPTED, PREEMPTED, SPLITS, RunRecord
 
 
 def program_name(module: str, script: str, argv0: str | None = None) -> str:
@@ -15,6 +19,37 @@ def program_name(module: str, script: str, argv0: str | None = None) -> str:
     script (``argv0``: ``sys.argv[0]``), else ``python -m <module>``."""
     name = os.path.basename(sys.argv[0] if argv0 is None else argv0)
     return script if name == script else f"python -m {module}"
+
+
+def version_text(distribution: str, version: str | None, package_dir: str, others: Sequence[tuple[str, str | None]] = ()) -> str:
+    """What ``graphbench --version`` prints: the distribution, its version and where the module ``graphbench`` is
+    imported from (``version`` ``None``: no distribution installs it, e.g. a checkout on ``PYTHONPATH``); then a
+    warning for each other installed distribution (name, version) that also provides a module ``graphbench``."""
+    if version is None:
+        lines = [f"graphbench from {package_dir} ({distribution} is not installed: a checkout on the module path)"]
+    else:
+        lines = [f"{distribution} {version}: graphbench from {package_dir}"]
+    for name, other_version in others:
+        lines.append(
+            f"warning: {name} {other_version} is installed too and also provides a module named graphbench, so one "
+            f"overwrites the other's files; keep one per environment (pip uninstall {name})"
+        )
+    return "\n".join(lines)
+
+
+def canonical_name(distribution: str) -> str:
+    """A distribution's name as the package index compares names (PEP 503): ``Graphbench_GNN`` is ``graphbench-gnn``."""
+    return re.sub(r"[-_.]+", "-", distribution).lower()
+
+
+def installed_version_text(package_dir: str) -> str:
+    """:func:`version_text` of this environment: :data:`~graphbench.run.provenance.DISTRIBUTION`'s version and the
+    other distributions whose top-level modules include ``graphbench`` (``importlib.metadata``)."""
+    owners = metadata.packages_distributions().get("graphbench", [])
+    others = sorted({name for name in owners if canonical_name(name) != canonical_name(DISTRIBUTION)})
+    return version_text(
+        DISTRIBUTION, installed_version(DISTRIBUTION), package_dir, [(name, installed_version(name)) for name in others]
+    )
 
 
 def format_summary(record: RunRecord) -> str:
@@ -43,6 +78,20 @@ def format_summary(record: RunRecord) -> str:
             lines.append(f"time per epoch: {record.time_per_epoch_s:.2f} s, peak memory: {record.peak_memory_mb:.0f} MiB")
     lines.append(f"run directory: {record.run_dir}")
     return "\n".join(lines)
+
+
+def end_line(record: RunRecord, rerun: str | None = None) -> str:
+    """The line (for stderr) a run that did not complete ends with: ``error: <why> (run directory: D)`` for a
+    failed or diverged run; for a run stopped by Ctrl-C or SIGTERM, what stopped it and, given ``rerun`` (the
+    overrides that point a new run at its directory, ``hydra.run.dir=D``), the command that continues it."""
+    where = f"run directory: {record.run_dir}"
+    stopped = {INTERRUPTED: "interrupted (Ctrl-C)", PREEMPTED: "preempted (SIGTERM)"}.get(record.status)
+    if stopped is not None:
+        if rerun is None:
+            return f"{stopped}; {where}"
+        return f"{stopped}; {where}; to continue it, run the same command with resume=auto {rerun}"
+    reason = record.status.removeprefix(FAILED_PREFIX)
+    return f"error: {reason} ({where})"
 
 
 #: warnings Lightning raises about its own internals or about step-level logging, which graphbench

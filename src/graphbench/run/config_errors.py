@@ -1,16 +1,21 @@
 """One line for a mistyped command line: ``dataset=mutg`` ends in
 ``error: dataset=mutg: no such dataset (did you mean mutag?); --help lists every group's options``
-instead of Hydra's list of every option.
+instead of Hydra's traceback and list of every option.
 
 Hydra reports a composition error through ``hydra._internal.utils.run_and_report`` (hydra-core 1.3):
 :func:`install` wraps it, so that an unknown option of a config group, an unknown config group and an
-unknown key become one line naming the closest valid names (:func:`difflib.get_close_matches`); every
-other error, and every error under ``HYDRA_FULL_ERROR=1``, is reported by Hydra as before.
+unknown key become one line naming the closest valid names (:func:`difflib.get_close_matches`), or,
+when none is close, every valid one. A key that the node's ``_target_`` accepts as an argument though
+the config does not set it (``trainer.accumulate_grad_batches``, an argument of ``lightning.Trainer``)
+gets the override that passes it, ``++trainer.accumulate_grad_batches=<value>``; no other key is
+offered as a new one, since the built object would refuse it. Every other error, and every error under
+``HYDRA_FULL_ERROR=1``, is reported by Hydra as before.
 """
 
 from __future__ import annotations
 
 import difflib
+import inspect
 import os
 import re
 import sys
@@ -22,6 +27,7 @@ from hydra.core.global_hydra import GlobalHydra
 from hydra.core.object_type import ObjectType
 from hydra.errors import ConfigCompositionException, MissingConfigException
 from hydra.types import RunMode
+from hydra.utils import get_object
 from omegaconf import DictConfig, OmegaConf
 
 #: the primary config of ``graphbench.conf``
@@ -40,40 +46,70 @@ def did_you_mean(name: str, candidates: Sequence[str]) -> str:
 
 
 def missing_option_message(group: str, option: str, options: Sequence[str]) -> str:
-    """``dataset=mutg: no such dataset (did you mean mutag?); --help lists every group's options``."""
-    return f"{group}={option}: no such {group}{did_you_mean(option, options)}; {HELP_HINT}"
+    """``dataset=mutg: no such dataset (did you mean mutag?); --help lists every group's options``; every
+    option of the group when none is close."""
+    close = did_you_mean(option, options)
+    listed = close or f"; the options: {', '.join(sorted(options))}"
+    return f"{group}={option}: no such {group}{listed}; {HELP_HINT}"
 
 
-def unknown_key_message(key: str, candidates: Sequence[str]) -> str:
-    """``datset: no such config group or key (did you mean dataset?); ...``, ``+key=value`` for a new key."""
-    kind = "key" if "." in key else "config group or key"
-    return f"{key}: no such {kind}{did_you_mean(key, candidates)}; {HELP_HINT} (+{key}=<value> adds a new key)"
+def unknown_key_message(key: str, candidates: Sequence[str], siblings: Sequence[str] = (), target: str | None = None) -> str:
+    """``trainer.max_epoch: no such key (did you mean trainer.max_epochs?); ...``. ``candidates``: the names
+    ``key``'s last part may have meant, beside it; ``siblings``: the keys beside it, listed when none is
+    close; ``target``: the ``_target_`` that accepts ``key``'s last part as an argument (then
+    ``++key=<value>`` passes it, and nothing else is suggested)."""
+    parent, dot, leaf = key.rpartition(".")
+    kind = "key" if dot else "config group or key"
+    message = f"{key}: no such {kind}"
+    if target is not None:
+        return f"{message}; ++{key}=<value> passes it to {target}; {HELP_HINT}"
+    close = difflib.get_close_matches(leaf, [name for name in candidates if name != leaf], n=3, cutoff=0.6)
+    if close:
+        message += f" (did you mean {' or '.join(parent + dot + name for name in close)}?)"
+    elif siblings:
+        message += f"; {parent + chr(39) + 's keys' if parent else 'the groups and keys'}: {', '.join(sorted(siblings))}"
+    return f"{message}; {HELP_HINT}"
 
 
-def _flat_keys(config: Any, prefix: str = "") -> list[str]:
-    """The dotted keys of ``config`` (an OmegaConf mapping, read unresolved, or a plain dict), at every depth."""
-    mapping = OmegaConf.to_container(config, resolve=False) if isinstance(config, DictConfig) else config
-    keys: list[str] = []
-    if isinstance(mapping, dict):
-        for key, value in mapping.items():
-            name = f"{prefix}{key}"
-            keys.append(name)
-            keys.extend(_flat_keys(value, f"{name}."))
-    return keys
-
-
-def _key_candidates(key: str) -> list[str]:
-    """Names ``key`` may have meant: the config groups and, at ``key``'s depth, the keys of the default
-    config (composed without the command line's overrides)."""
-    loader = GlobalHydra.instance().config_loader()
-    groups = [group for group in loader.list_groups("") if group != "hydra"]
+def target_arguments(target: str) -> tuple[list[str], bool]:
+    """The keyword arguments ``target`` (a ``_target_`` path) accepts, and whether it accepts any (``**kwargs``);
+    ``([], False)`` when it cannot be imported or inspected."""
     try:
-        config = loader.load_configuration(PRIMARY_CONFIG, overrides=[], run_mode=RunMode.RUN)
-    except Exception:  # the defaults themselves do not compose: suggest groups only
-        return groups
-    depth = key.count(".")
-    keys = [name for name in _flat_keys(config) if name.count(".") == depth and not name.startswith("hydra")]
-    return sorted({*groups, *keys}) if depth == 0 else keys
+        parameters = inspect.signature(get_object(target)).parameters.values()
+    except Exception:  # an unimportable or uninspectable target: offer none of its names
+        return [], False
+    keyword = (inspect.Parameter.POSITIONAL_OR_KEYWORD, inspect.Parameter.KEYWORD_ONLY)
+    names = [p.name for p in parameters if p.kind in keyword and p.name != "self"]
+    return names, any(p.kind == inspect.Parameter.VAR_KEYWORD for p in parameters)
+
+
+def _default_config() -> DictConfig | None:
+    """The primary config composed without the command line's overrides; ``None`` when it does not compose."""
+    loader = GlobalHydra.instance().config_loader()
+    try:
+        return loader.load_configuration(PRIMARY_CONFIG, overrides=[], run_mode=RunMode.RUN)
+    except Exception:  # the defaults themselves do not compose
+        return None
+
+
+def unknown_key(key: str) -> str:
+    """The message for ``key``, which the config does not have: the names it may have meant (the config
+    groups and top-level keys, or the keys beside it and its node's ``_target_``'s arguments), read from the
+    default config (:func:`unknown_key_message`)."""
+    config = _default_config()
+    parent_key, _, leaf = key.rpartition(".")
+    if not parent_key:
+        groups = [group for group in GlobalHydra.instance().config_loader().list_groups("") if group != "hydra"]
+        top = sorted({*groups, *(str(name) for name in (config or {}) if not str(name).startswith("hydra"))})
+        return unknown_key_message(key, top, top)
+    parent = OmegaConf.select(config, parent_key, default=None) if config is not None else None
+    if not isinstance(parent, DictConfig):
+        return unknown_key_message(key, [])
+    siblings = [str(name) for name in parent if name != "_target_"]
+    target = parent.get("_target_") if "_target_" in parent else None
+    arguments, any_keyword = target_arguments(target) if isinstance(target, str) else ([], False)
+    accepts = isinstance(target, str) and (leaf in arguments or any_keyword)
+    return unknown_key_message(key, sorted({*siblings, *arguments}), siblings, target if accepts else None)
 
 
 def one_line(exc: BaseException) -> str | None:
@@ -89,7 +125,7 @@ def one_line(exc: BaseException) -> str | None:
     if isinstance(exc, ConfigCompositionException):
         match = _NOT_OVERRIDABLE.match(str(exc))
         if match is not None:
-            return unknown_key_message(match["key"], _key_candidates(match["key"]))
+            return unknown_key(match["key"])
     return None
 
 

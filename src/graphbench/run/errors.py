@@ -20,3 +20,12 @@ class Diverged(GraphbenchError):
     def __init__(self, epoch: int, what: str) -> None:
         super().__init__(f"{what} is not finite at epoch {epoch}")
         self.epoch = epoch
+
+
+class Pruned(GraphbenchError):
+    """The pruner of the Optuna search this run is a trial of stopped it after ``epoch`` (raised by the
+    train task once the run is tested and recorded; see :class:`graphbench.callbacks.optuna_pruning.OptunaPruning`)."""
+
+    def __init__(self, epoch: int) -> None:
+        super().__init__(f"pruned at epoch {epoch}")
+        self.epoch = epoch

@@ -1,8 +1,8 @@
 """The frame of every run, training or analysis task: the run directory (one run each: a directory
 that records another run is refused, :mod:`graphbench.run.run_dir`), ``resume=auto``'s skip of a
 completed run, a truthful ``status`` in ``results.json`` on every exit path (``running`` while it
-works, then ``completed``, ``failed: ...``, ``diverged at epoch N``, ``interrupted`` or
-``preempted``), the run's provenance (:mod:`graphbench.run.provenance`: code, packages, machine,
+works, then ``completed``, ``failed: ...``, ``diverged at epoch N``, ``pruned at epoch N``,
+``interrupted`` or ``preempted``), the run's provenance (:mod:`graphbench.run.provenance`: code, packages, machine,
 overrides, start and end; the body adds the raw files it read), and the loggers finished with that
 status (W&B also gets the provenance as config)."""
 
@@ -20,7 +20,7 @@ from lightning.pytorch.utilities.exceptions import SIGTERMException
 from omegaconf import DictConfig, OmegaConf
 
 from graphbench.run.distributed import is_rank_zero
-from graphbench.run.errors import ConfigError, Diverged, GraphbenchError
+from graphbench.run.errors import ConfigError, Diverged, GraphbenchError, Pruned
 from graphbench.run.files import remove_partial_files
 from graphbench.run.loggers import RunTensorBoardLogger, SafeWandbLogger
 from graphbench.run.naming import seed_dependent_keys
@@ -37,6 +37,7 @@ from graphbench.run.record import (
     exit_code,
     failed,
     flat_config,
+    pruned,
 )
 from graphbench.run.run_dir import existing_run, recorded_status, usable_dir
 from graphbench.run.run_dir import resume_mode as checked_resume
@@ -181,6 +182,8 @@ def status_of(exc: BaseException, signals: SignalState, output_dir: Path | None)
     ``error.log`` beside ``results.json`` (in ``output_dir``, when given)."""
     if isinstance(exc, Diverged):
         return diverged(exc.epoch)
+    if isinstance(exc, Pruned):
+        return pruned(exc.epoch)
     if isinstance(exc, KeyboardInterrupt):
         return INTERRUPTED
     if isinstance(exc, (Preempted, SIGTERMException)):

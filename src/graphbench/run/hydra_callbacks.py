@@ -10,7 +10,7 @@ from typing import Any, NamedTuple
 from hydra.experimental.callback import Callback
 from omegaconf import DictConfig, OmegaConf
 
-from graphbench.run.record import COMPLETED, RESULTS_FILENAME, RunRecord
+from graphbench.run.record import COMPLETED, RESULTS_FILENAME, RunRecord, is_pruned
 
 
 class JobOutcome(NamedTuple):
@@ -53,12 +53,16 @@ def summary_lines(outcomes: list[JobOutcome], sweep_dir: str) -> tuple[list[str]
     """``(stdout lines, stderr lines)`` of the end-of-multirun account: how many jobs completed and
     how many of them were skipped, one line per skipped job (on stdout: under the submitit launchers
     the job's own "skipped" log line goes to its log file only), one line per job that did not
-    complete (on stderr)."""
-    not_completed = [o for o in outcomes if o.status != COMPLETED]
+    complete (on stderr). Trials an Optuna search pruned (``pruned at epoch N``) are counted apart,
+    neither completed nor failed: pruning them was the search's decision."""
+    pruned = [o for o in outcomes if is_pruned(o.status)]
+    not_completed = [o for o in outcomes if o.status != COMPLETED and not is_pruned(o.status)]
     skipped = [o for o in outcomes if o.skipped]
-    head = f"multirun: {len(outcomes) - len(not_completed)} of {len(outcomes)} jobs completed"
+    head = f"multirun: {len(outcomes) - len(not_completed) - len(pruned)} of {len(outcomes)} jobs completed"
     if skipped:
         head += f", {len(skipped)} of them skipped as completed before (resume=auto)"
+    if pruned:
+        head += f", {len(pruned)} pruned by the Optuna search"
     out = [f"{head} ({sweep_dir})"]
     out += [f"  skipped: {o.job_dir.name} [{o.overrides}]: already completed" for o in skipped]
     err = [f"  not completed: {o.job_dir.name} [{o.overrides}]: {o.status}" for o in not_completed]

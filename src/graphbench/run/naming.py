@@ -33,8 +33,10 @@ HASH_LENGTH: int = 8
 DEFAULT_GROUP: str = "default"
 
 #: Top-level override keys that never name a configuration: the replicate axis, the names themselves,
-#: how a run resumes and how often it saves its resumable state.
-DROPPED_KEYS: frozenset[str] = frozenset({"seed", "run_name", "run_group", "resume", "checkpoint_every_s", "hparams_search"})
+#: how a run resumes and how often it saves its resumable state, the Optuna trial a search's job is.
+DROPPED_KEYS: frozenset[str] = frozenset(
+    {"seed", "run_name", "run_group", "resume", "checkpoint_every_s", "hparams_search", "optuna_trial"}
+)
 #: Override keys under these top-level sections only say where or how a run records itself
 #: (``paths.data_dir``, ``logger=wandb``, ``logger.wandb.offline``, ``hydra.*``).
 DROPPED_SECTIONS: frozenset[str] = frozenset({"paths", "hydra", "logger"})

@@ -50,6 +50,8 @@ PACKAGES: dict[str, str] = {
 GIT_TIMEOUT_S: float = 10.0
 #: the package whose code a run records
 PACKAGE_DIR: Path = Path(__file__).resolve().parent
+#: the distribution (pyproject.toml's name) that installs the module graphbench
+DISTRIBUTION: str = "graphbench-gnn"
 #: the files that can change what a run computes: code and configs
 SOURCE_SUFFIXES: frozenset[str] = frozenset({".py", ".pyx", ".c", ".cpp", ".h", ".cu", ".yaml", ".yml", ".toml", ".cfg", ".ini"})
 #: what marks a directory as a run's output: its record, or a sweep's config (a run's config snapshot is ``.hydra/``)
@@ -147,7 +149,7 @@ def installed_version(distribution: str) -> str | None:
         return None
 
 
-def code_version(package_dir: Path = PACKAGE_DIR, distribution: str = "graphbench") -> CodeVersion:
+def code_version(package_dir: Path = PACKAGE_DIR, distribution: str = DISTRIBUTION) -> CodeVersion:
     """The code of the package in ``package_dir``: its version and, when its ``__init__.py`` is
     tracked in a git checkout, the checkout's commit, dirty flag, diff hash and untracked files.
 

@@ -29,6 +29,8 @@ INTERRUPTED: str = "interrupted"
 PREEMPTED: str = "preempted"
 FAILED_PREFIX: str = "failed: "
 DIVERGED_PREFIX: str = "diverged at epoch "
+#: a trial of an Optuna search that its pruner stopped (graphbench.callbacks.optuna_pruning)
+PRUNED_PREFIX: str = "pruned at epoch "
 
 
 def failed(message: str) -> str:
@@ -40,11 +42,20 @@ def diverged(epoch: int) -> str:
     return f"{DIVERGED_PREFIX}{epoch}"
 
 
+def pruned(epoch: int) -> str:
+    return f"{PRUNED_PREFIX}{epoch}"
+
+
+def is_pruned(status: str) -> bool:
+    """Whether ``status`` is ``pruned at epoch N``: the search stopped the trial, the run itself went right."""
+    return status.startswith(PRUNED_PREFIX)
+
+
 def exit_code(status: str) -> int:
-    """The process exit code of a run that ended with ``status``: 0 only for ``completed``; 130 for
-    Ctrl-C and 143 for SIGTERM (128 + signal number, as a shell reports them); 1 for failed or
-    diverged runs."""
-    if status == COMPLETED:
+    """The process exit code of a run that ended with ``status``: 0 for ``completed`` and for
+    ``pruned at epoch N`` (the search's decision, not an error); 130 for Ctrl-C and 143 for SIGTERM
+    (128 + signal number, as a shell reports them); 1 for failed or diverged runs."""
+    if status == COMPLETED or is_pruned(status):
         return 0
     if status == INTERRUPTED:
         return 130

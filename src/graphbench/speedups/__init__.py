@@ -3,7 +3,7 @@ private names. The networks are built from plain building blocks (``torch.nn.Lin
 ``torch.nn.Dropout``, PyG's ``Linear``); this package swaps faster kernels in, and nothing else
 imports them. One switch, ``speedups=auto|off`` (``conf/speedups/``), decides:
 
-* :func:`apply` (the network, from :func:`graphbench.tasks.train.network_builder`): every ``nn.Linear``
+* :func:`apply` (the network, from :func:`graphbench.build.network_builder`): every ``nn.Linear``
   and PyG ``Linear`` computes its product on oneDNN (:mod:`~graphbench.speedups.linear`) and every
   ``nn.Dropout`` draws torch's own CPU masks with a compiled kernel
   (:mod:`~graphbench.speedups.dropout`, :mod:`~graphbench.speedups.cpu_bernoulli`). Only the class

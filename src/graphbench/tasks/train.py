@@ -3,7 +3,8 @@ and write ``results.json`` and ``predictions.npz`` into the run directory.
 
 Whatever happens, the run ends with a truthful ``status`` in ``results.json`` (see
 :mod:`graphbench.run.record`): ``completed``, ``failed: <one line>``, ``diverged at epoch N``,
-``interrupted`` (Ctrl-C) or ``preempted`` (SIGTERM). :func:`train` never raises for a run that went
+``pruned at epoch N`` (a trial of an Optuna search that its pruner stopped, tested at its best epoch
+all the same), ``interrupted`` (Ctrl-C) or ``preempted`` (SIGTERM). :func:`train` never raises for a run that went
 wrong; the caller maps the status to an exit code with :func:`graphbench.run.record.exit_code`.
 """
 
@@ -32,6 +33,7 @@ from graphbench.build import (
 from graphbench.callbacks.history import EpochHistory, best_checkpoint
 from graphbench.callbacks.last_checkpoint import LastCheckpoint
 from graphbench.callbacks.ntk import NTKAlignment
+from graphbench.callbacks.optuna_pruning import OptunaPruning
 from graphbench.callbacks.predictions import TestPredictions
 from graphbench.callbacks.record_progress import RecordProgress, epoch_metrics, fill_from_history
 from graphbench.callbacks.resources import ResourceTracker, reset_peak_memory
@@ -40,7 +42,7 @@ from graphbench.config.checks import check_config
 from graphbench.data.datamodules import DataModule
 from graphbench.run.checkpoints import CHECKPOINTS, check_checkpoint_file
 from graphbench.run.distributed import cluster_plugins, launch_context, processes_per_node
-from graphbench.run.errors import ConfigError
+from graphbench.run.errors import ConfigError, Pruned
 from graphbench.run.frame import RunFrame, record_raw_files, recorded_run, status_of
 from graphbench.run.record import (
     COMPLETED,
@@ -153,6 +155,8 @@ def _fit_and_test(
     _record_results(record, parts, tested_epoch, test_metrics, module)
     if writer and parts.predictions is not None:
         parts.predictions.save(output_dir / "predictions.npz")
+    if parts.pruning is not None and parts.pruning.pruned_epoch is not None:  # tested and recorded as any run
+        raise Pruned(parts.pruning.pruned_epoch)
 
 
 def _local_processes(cfg: DictConfig) -> int:
@@ -178,7 +182,8 @@ class RunCallbacks:
     reads, found by type: the ``history`` (without it the record's epochs, history, best and tested epoch and train/val
     metrics stay empty), the best-epoch ``checkpoint`` (the first ``ModelCheckpoint`` with a monitor,
     which the history reads too), ``last`` (what a resume continues from), the ``tracker``
-    (``time_per_epoch_s``), the test ``predictions`` and any NTK alignment (its final values)."""
+    (``time_per_epoch_s``), the test ``predictions``, any NTK alignment (its final values) and the
+    ``pruning`` of an Optuna trial (the epoch its pruner stopped it at)."""
 
     built: list[Callback]
     checkpoint: ModelCheckpoint | None
@@ -187,6 +192,7 @@ class RunCallbacks:
     tracker: ResourceTracker | None
     predictions: TestPredictions | None
     ntk: list[NTKAlignment]
+    pruning: OptunaPruning | None = None
 
     @classmethod
     def of(cls, callbacks: dict[str, Callback]) -> RunCallbacks:
@@ -200,6 +206,7 @@ class RunCallbacks:
             tracker=_only(built, ResourceTracker),
             predictions=_only(built, TestPredictions),
             ntk=[c for c in built if isinstance(c, NTKAlignment)],
+            pruning=_only(built, OptunaPruning),
         )
 
     def trainer_callbacks(self, record: RunRecord) -> list[Callback]:

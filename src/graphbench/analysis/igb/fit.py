@@ -8,7 +8,7 @@ Why not Lightning, as :func:`graphbench.tasks.train.train` and
 are not the dataset's (subgraphs, relabelled graphs), retrain for a fixed number of epochs, and fit
 hundreds of times on graphs of a few hundred nodes, where a Trainer's per-fit set-up costs more than
 the fit. The model, its width, the optimizer and the loss are the composed config's, built with
-:func:`graphbench.tasks.train.network_builder` as ``train`` builds them.
+:func:`graphbench.build.network_builder` as ``train`` builds them.
 """
 
 from __future__ import annotations
