@@ -35,6 +35,7 @@ import multiprocessing
 import os
 import random
 import shutil
+import statistics
 import sys
 import tempfile
 import time
@@ -72,7 +73,7 @@ COMMAND = "python run.py " + " ".join(RUN)
 #: the record's keys an exact relaunch reproduces
 RECORD_KEYS: tuple[str, ...] = ("status", "metrics", "epochs_trained", "history", "best_epoch", "tested_epoch", "num_params")
 SIGNAL_NAMES: tuple[str, ...] = ("SIGKILL", "SIGTERM", "SIGINT")
-PRELOAD: list[str] = ["graphbench.main", "torch_geometric", "lightning.pytorch", "hydra", "omegaconf"]
+PRELOAD: list[str] = ["graphbench.main", "graphbench.tasks.train", "torch_geometric", "lightning.pytorch", "hydra", "omegaconf"]
 
 
 def _child(args: list[str] | None, log: str) -> None:
@@ -99,6 +100,9 @@ class Launch:
     exit_code: int | None = None
     seconds: float = 0.0
     status: str = "absent"
+    #: ``at_s`` counts from the moment this file appears (the run's claim), not from the start
+    after: Path | None = None
+    appeared_s: float | None = None
 
 
 class Runner:
@@ -115,6 +119,10 @@ class Runner:
         process = self.context.Process(target=_child, args=(launch.args, str(log)))
         start = time.perf_counter()
         process.start()
+        if launch.after is not None:
+            while process.exitcode is None and not launch.after.exists():
+                time.sleep(0.002)
+            launch.appeared_s = time.perf_counter() - start
         if launch.at_s is not None:
             process.join(launch.at_s)
             if process.exitcode is None:
@@ -137,6 +145,7 @@ class Case:
     signal: str
     second_kill: bool = False
     every_s: float | None = None  # checkpoint_every_s; None: the config's default
+    after_claim: bool = False  # a random moment drawn over the run from its claim of the directory to its exit
     launches: list[Launch] = field(default_factory=list)
     problems: list[str] = field(default_factory=list)
 
@@ -155,7 +164,8 @@ class Reference:
     record: dict[str, Any]
     predictions: dict[str, np.ndarray]
     events: list[str]
-    seconds: float
+    seconds: float  # from the start to the exit
+    claimed_s: float  # from the claim of the run directory to the exit
 
 
 def csv_rows(path: Path) -> list[dict[str, str]]:
@@ -235,18 +245,32 @@ def run_args(run_dir: Path, cache_dir: Path, every_s: float | None, resume: bool
     return [*RUN, *extra, f"hydra.run.dir={run_dir}", f"paths.cache_dir={cache_dir}", *(["resume=auto"] if resume else [])]
 
 
-def reference_run(runner: Runner, work: Path) -> Reference:
-    """The uninterrupted run, with its write events."""
-    run_dir, cache_dir, events = work / "reference", work / "reference-cache", work / "reference-events.txt"
-    launch = runner.run(Launch(["--events", str(events), "--", *run_args(run_dir, cache_dir, 0, True)]), work / "reference.log")
-    if launch.exit_code != 0:
-        raise SystemExit(f"error: the uninterrupted run failed (exit code {launch.exit_code}); see {work / 'reference.log'}")
+def reference_run(runner: Runner, work: Path, jobs: int) -> Reference:
+    """The uninterrupted run, with its write events; its duration is the median of ``jobs`` such runs made
+    at once, as the cases run (on a loaded machine a run takes longer than alone)."""
+    events = work / "reference-events.txt"
+
+    def uninterrupted(k: int) -> Launch:
+        run_dir, cache_dir = work / f"reference-{k}", work / f"reference-{k}-cache"
+        args = ["--events", str(events)] if k == 0 else []
+        launch = Launch([*args, "--", *run_args(run_dir, cache_dir, 0, True)], after=run_dir / "results.json")
+        runner.run(launch, work / f"reference-{k}.log")
+        if launch.exit_code != 0:
+            raise SystemExit(
+                f"error: the uninterrupted run failed (exit code {launch.exit_code}); see {work / f'reference-{k}.log'}"
+            )
+        return launch
+
+    with ThreadPoolExecutor(max_workers=jobs) as pool:
+        launches = list(pool.map(uninterrupted, range(jobs)))
+    run_dir = work / "reference-0"
     return Reference(
         csv_rows(run_dir / "csv" / "metrics.csv"),
         json.loads((run_dir / "results.json").read_text()),
         predictions(run_dir / "predictions.npz"),
         events.read_text().split(),
-        launch.seconds,
+        statistics.median(launch.seconds for launch in launches),
+        statistics.median(launch.seconds - (launch.appeared_s or 0.0) for launch in launches),
     )
 
 
@@ -257,7 +281,10 @@ def run_case(runner: Runner, case: Case, reference: Reference, work: Path, rng: 
     run_dir, cache_dir, log = folder / "run", folder / "cache", folder / "output.log"
     every_s = 0.0 if case.moment != "random" else case.every_s
     args = run_args(run_dir, cache_dir, every_s, True)
-    if case.moment == "random":
+    if case.moment == "random" and case.after_claim:
+        after = run_dir / "results.json"
+        first = Launch(["--", *args], at_s=rng.uniform(0, reference.claimed_s), signal=case.signal, after=after)
+    elif case.moment == "random":
         first = Launch(["--", *args], at_s=rng.uniform(0, reference.seconds), signal=case.signal)
     else:
         first = Launch(["--kill", case.moment, "--signal", case.signal, "--", *args])
@@ -313,7 +340,8 @@ def planned_cases(reference: Reference, targeted: bool, random_kills: int) -> li
                 if signal_name == "SIGKILL" or event.endswith(":before"):
                     cases.append(Case(event, signal_name))
     for i in range(random_kills):
-        cases.append(Case("random", SIGNAL_NAMES[i % 3], second_kill=i % 2 == 1, every_s=0.0 if (i // 2) % 2 == 0 else None))
+        every_s = 0.0 if (i // 2) % 2 == 0 else None
+        cases.append(Case("random", SIGNAL_NAMES[i % 3], second_kill=i % 2 == 1, every_s=every_s, after_claim=(i // 4) % 2 == 1))
     return cases
 
 
@@ -334,7 +362,8 @@ def parse_cases(text: str) -> list[Case]:
 def moment_group(case: Case) -> str:
     """The row a case is counted in: the file and moment of a targeted kill (all its writes together)."""
     if case.moment == "random":
-        return "random moment, relaunch killed again" if case.second_kill else "random moment"
+        window = "random moment after the claim" if case.after_claim else "random moment"
+        return f"{window}, relaunch killed again" if case.second_kill else window
     kind, _, rest = case.moment.partition("#")
     number, _, moment = rest.partition(":")
     if kind == "results.json":
@@ -363,6 +392,19 @@ def table(cases: Sequence[Case]) -> str:
     return "\n".join(lines)
 
 
+def landed(cases: Sequence[Case]) -> str:
+    """Where the random kills landed, by the status the first kill left: before the run claimed its
+    directory (no record), while it ran, after it ended."""
+    first = [case.launches[0].status for case in cases if case.moment == "random" and case.launches]
+    if not first:
+        return ""
+    counts = Counter(
+        "before the claim" if s == "absent" else "after the end" if s == "completed" else "while it ran" for s in first
+    )
+    parts = [f"{counts[where]} {where}" for where in ("before the claim", "while it ran", "after the end") if counts[where]]
+    return f"Random kills landed: {', '.join(parts)} (by the status the first kill left)."
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python scripts/kill_campaign.py", description=__doc__.split("\n\n")[0])
     parser.add_argument("--random", type=int, default=0, help="random kills (cycling SIGKILL, SIGTERM, SIGINT)")
@@ -377,8 +419,13 @@ def main(argv: Sequence[str] | None = None) -> int:
     work.mkdir(parents=True, exist_ok=True)
     runner = Runner()
     started = time.perf_counter()
-    reference = reference_run(runner, work)
-    print(f"uninterrupted run: {reference.seconds:.1f} s, {len(reference.events)} write events", file=sys.stderr, flush=True)
+    reference = reference_run(runner, work, args.jobs)
+    print(
+        f"uninterrupted run: {reference.seconds:.1f} s, {reference.claimed_s:.1f} s of them after the claim, "
+        f"{len(reference.events)} write events",
+        file=sys.stderr,
+        flush=True,
+    )
     cases = parse_cases(args.cases) if args.cases else planned_cases(reference, args.targeted, args.random)
     rngs = [random.Random(f"{args.seed}-{i}") for i in range(len(cases))]
     with ThreadPoolExecutor(max_workers=args.jobs) as pool:
@@ -389,7 +436,7 @@ def main(argv: Sequence[str] | None = None) -> int:
             verdict = "exact" if case.exact else "NOT EXACT: " + "; ".join(case.problems)
             print(f"[{i}/{len(cases)}] {case.name}: {steps}: {verdict}", file=sys.stderr, flush=True)
     minutes = (time.perf_counter() - started) / 60
-    text = table(cases)
+    text = table(cases) + "\n\n" + landed(cases)
     failures = [f"- {case.name}: {'; '.join(case.problems)}" for case in cases if not case.exact]
     report = "\n".join([text, "", *failures, f"{len(cases)} cases in {minutes:.0f} min, seed {args.seed}"])
     print(report)
