@@ -14,9 +14,10 @@ and its duration. Then the cases:
 * targeted: the run signals itself at one write event of the uninterrupted run (SIGKILL at every event;
   SIGTERM and SIGINT at every ``before`` event), then is relaunched;
 * random: the campaign sends the signal at a moment drawn uniformly from the uninterrupted run's
-  duration (from the fork to the exit), cycling SIGKILL, SIGTERM, SIGINT; every other random case kills
-  its first relaunch too, at a moment drawn the same way, with ``checkpoint_every_s=0`` for half of them
-  and the default interval for the others.
+  duration (measured with ``--jobs`` runs at once), from the fork to the exit for half of the cases and
+  from the run's claim of its directory to the exit for the others, cycling SIGKILL, SIGTERM, SIGINT;
+  every other random case kills its first relaunch too, at a moment drawn from the fork, with
+  ``checkpoint_every_s=0`` for half of them and the default interval for the others.
 
 A case is exact when the last relaunch exits 0 with ``status: completed``, every row of ``metrics.csv``,
 the record (metrics, epochs trained, history, best and tested epoch, parameters) and ``predictions.npz``
