@@ -35,10 +35,11 @@ from graphbench.run import config_errors
 from graphbench.run.cli import end_line, format_summary, installed_version_text, quiet_library_logging
 from graphbench.run.distributed import is_rank_zero
 from graphbench.run.errors import GraphbenchError
+from graphbench.run.frame import completed_record
 from graphbench.run.naming import run_group_from_overrides
 from graphbench.run.processes import share_tensors_through_files
 from graphbench.run.recipe import card_line, experiment_exists, hydra_compose, shown_config_argv, with_recipe
-from graphbench.run.record import INTERRUPTED, PREEMPTED, RunRecord, exit_code, is_pruned
+from graphbench.run.record import INTERRUPTED, PREEMPTED, RESULTS_FILENAME, RunRecord, exit_code, is_pruned
 from graphbench.run.run_dir import default_resume
 from hydra_plugins.graphbench_optuna_sweeper.optuna_sweeper import OptunaSweeper
 
@@ -81,16 +82,18 @@ def hydra_main(cfg: DictConfig) -> float | None:
     # the dataset's published setting for the model, and the command line's deviations on its card
     chosen = HydraConfig.get().runtime.choices.get("experiment") is not None
     cfg = with_recipe(cfg, overrides, hydra_compose, chosen, experiment_exists)
-    if is_rank_zero() and (line := card_line(cfg)) is not None:
+    launcher = str(HydraConfig.get().launcher.get("_target_", ""))
+    if cfg.get("resume") is None:  # job arrays are requeued: there, a run resumes by default
+        with open_dict(cfg):
+            cfg.resume = default_resume(launcher)
+    # a completed run that resume=auto skips leaves its log (run.log) as it was
+    skipped = cfg.resume == "auto" and completed_record(Path(cfg.paths.output_dir) / RESULTS_FILENAME) is not None
+    if is_rank_zero() and not skipped and (line := card_line(cfg)) is not None:
         log.info("%s", line)
     if cfg.get("run_group") is None:  # the W&B group: this job's overrides minus the seed (graphbench.run.naming)
         with open_dict(cfg):
             cfg.run_group = run_group_from_overrides(overrides)
-    launcher = str(HydraConfig.get().launcher.get("_target_", ""))
     submitit = "submitit" in launcher
-    if cfg.get("resume") is None:  # job arrays are requeued: there, a run resumes by default
-        with open_dict(cfg):
-            cfg.resume = default_resume(launcher)
     multirun = HydraConfig.get().mode == RunMode.MULTIRUN
     try:
         record = run_task(cfg, overrides)

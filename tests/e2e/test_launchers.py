@@ -58,16 +58,22 @@ def test_submitit_local_relaunch_skips_completed_jobs(submitit_sweep: tuple[Path
     sweep_dir, first = submitit_sweep
     assert first.returncode == 0, first.stderr[-3000:]
     before = {job: (sweep_dir / job / "results.json").read_bytes() for job in ("0", "1")}
+    logs = {job: (sweep_dir / job / "run.log").read_bytes() for job in ("0", "1")}
     proc = run_cli([*SUBMITIT_LOCAL, f"hydra.sweep.dir={sweep_dir}"], sweep_dir.parent)
     assert proc.returncode == 0, proc.stderr[-3000:]
-    # the jobs' own "skipped" lines go to their log files under submitit: the summary says it on the console
+    # the jobs' own "skipped" lines go to submitit's output files: the summary says it on the console
     assert f"multirun: 2 of 2 jobs completed, 2 of them skipped as completed before (resume=auto) ({sweep_dir})" in proc.stdout
     skipped = [line for line in proc.stdout.splitlines() if line.startswith("  skipped: ")]
     assert [line.split(" [")[0] for line in skipped] == ["  skipped: 0", "  skipped: 1"]
     assert " model=gcn " in skipped[0] and " model=gine " in skipped[1] and skipped[0].endswith("]: already completed")
     for job in ("0", "1"):
         assert (sweep_dir / job / "results.json").read_bytes() == before[job]
-        assert "already holds a completed run" in (sweep_dir / job / "run.log").read_text()
+        # not rerun: its log gains only submitit's own lines (its job logger writes to the job's log file)
+        log = (sweep_dir / job / "run.log").read_bytes()
+        assert log.startswith(logs[job])
+        assert all("[submitit]" in line for line in log[len(logs[job]) :].decode().splitlines())
+    outputs = [path.read_text() for path in (sweep_dir / ".submitit").rglob("*.out")]
+    assert sum("already holds a completed run" in text for text in outputs) == 2
 
 
 # graphbench silences Hydra's warning about conf/hydra/launcher/submitit_slurm.yaml; pytest resets that filter

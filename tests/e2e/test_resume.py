@@ -1,5 +1,6 @@
 """Resuming through the real CLI: a killed run relaunched with ``resume=auto`` ends with exactly the
-numbers of an uninterrupted run; a completed run is skipped; SIGTERM leaves a resumable state."""
+numbers of an uninterrupted run; a completed run is skipped; SIGTERM leaves a resumable state. Runs
+killed at one of their writes are scripts/killed_run.py's (the kill campaign's instrumented run)."""
 
 from __future__ import annotations
 
@@ -16,6 +17,7 @@ import torch
 from tests.conftest import FAST_CYCLES
 from tests.e2e.test_cli import cli_env, run_cli
 from tests.paths import REPO
+from tests.warm_python import run_python
 
 #: 12 epochs of 12 small batches: long enough to be killed mid-run (after epoch 3), a few seconds in all
 EPOCHS = 12
@@ -39,6 +41,25 @@ def stop_after_epoch(proc: subprocess.Popen[str], epoch: int, signum: int) -> No
             break
     proc.send_signal(signum)
     proc.communicate(timeout=300)
+
+
+def killed_at(event: str, args: list[str], tmp_path: Path, signum: str = "SIGKILL") -> subprocess.CompletedProcess[str]:
+    """``python run.py <args>`` (cache in ``tmp_path``) that sends itself ``signum`` at the write ``event``
+    (``results.json#1:after``: the claim of its directory written; see scripts/killed_run.py)."""
+    flags = [a for a in args if a.startswith("-")]
+    overrides = [a for a in args if a not in flags]
+    command = [
+        "scripts/killed_run.py",
+        "--kill",
+        event,
+        "--signal",
+        signum,
+        "--",
+        *flags,
+        f"paths.cache_dir={tmp_path / 'cache'}",
+        *overrides,
+    ]
+    return run_python(command, REPO, cli_env())
 
 
 def epochs_in_csv(run_dir: Path) -> list[int]:
@@ -118,3 +139,58 @@ def test_a_resume_without_a_checkpoint_says_so_and_keeps_the_earlier_log(tmp_pat
     )
     assert kept.read_text() == earlier
     assert epochs_in_csv(run_dir) == [0, 1]
+
+
+def test_a_run_killed_while_testing_resumes_with_its_epochs_and_history(tmp_path: Path) -> None:
+    run_dir = tmp_path / "run"
+    args = [*RESUMABLE, "trainer.max_epochs=3", f"hydra.run.dir={run_dir}"]
+    killed = killed_at("predictions.npz#1:before", args, tmp_path)  # fit done, last.ckpt holds every epoch
+    assert killed.returncode == -signal.SIGKILL, killed.stderr[-2000:]
+    assert json.loads((run_dir / "results.json").read_text())["status"] == "running"
+    assert int(torch.load(run_dir / "checkpoints" / "last.ckpt", map_location="cpu", weights_only=False)["epoch"]) == 3
+
+    again = run_cli(args, tmp_path)
+    assert again.returncode == 0, again.stderr[-2000:]
+    assert "(epoch 2 done)" in again.stdout + again.stderr
+    record = json.loads((run_dir / "results.json").read_text())
+    assert record["status"] == "completed" and record["epochs_trained"] == 3
+    assert [entry["epoch"] for entry in record["history"]] == [0, 1, 2]
+    assert f"best epoch: {record['best_epoch']} of 3" in again.stdout
+    assert epochs_in_csv(run_dir) == [0, 1, 2]
+
+
+def test_a_run_killed_right_after_claiming_its_directory_is_continued_by_resume_auto(tmp_path: Path) -> None:
+    run_dir = tmp_path / "run"
+    args = [*RESUMABLE, "trainer.max_epochs=2", f"hydra.run.dir={run_dir}"]
+    killed = killed_at("results.json#1:after", args, tmp_path)
+    assert killed.returncode == -signal.SIGKILL, killed.stderr[-2000:]
+    assert sorted(p.name for p in run_dir.iterdir() if not p.name.startswith(".")) == ["results.json", "run.log"]
+    assert json.loads((run_dir / "results.json").read_text())["status"] == "running"
+
+    again = run_cli(args, tmp_path)
+    assert again.returncode == 0, again.stderr[-2000:]
+    record = json.loads((run_dir / "results.json").read_text())
+    assert record["status"] == "completed" and record["epochs_trained"] == 2
+    assert epochs_in_csv(run_dir) == [0, 1]
+
+
+def test_a_multirun_killed_in_its_third_job_finishes_the_missing_jobs_and_reruns_none(tmp_path: Path) -> None:
+    sweep_dir = tmp_path / "sweep"
+    args = ["-m", *RESUMABLE, "trainer.max_epochs=2", "seed=0,1,2,3", f"hydra.sweep.dir={sweep_dir}"]
+    # each job writes last.ckpt at the start of its second epoch and at its end: the fifth is the third job's first
+    killed = killed_at("last.ckpt#5:after", args, tmp_path)
+    assert killed.returncode == -signal.SIGKILL, killed.stderr[-2000:]
+    statuses = [json.loads((sweep_dir / str(job) / "results.json").read_text())["status"] for job in range(3)]
+    assert statuses == ["completed", "completed", "running"] and not (sweep_dir / "3").exists()
+    logs = {job: (sweep_dir / str(job) / "run.log").read_bytes() for job in (0, 1)}
+    times = {job: (sweep_dir / str(job) / "run.log").stat().st_mtime_ns for job in (0, 1)}
+
+    again = run_cli(args, tmp_path)
+    assert again.returncode == 0, again.stderr[-2000:]
+    records = [json.loads((sweep_dir / str(job) / "results.json").read_text()) for job in range(4)]
+    assert [r["status"] for r in records] == ["completed"] * 4 and [r["epochs_trained"] for r in records] == [2] * 4
+    assert "multirun: 4 of 4 jobs completed, 2 of them skipped as completed before (resume=auto)" in again.stdout
+    for job in (0, 1):  # not rerun: their log untouched
+        assert (sweep_dir / str(job) / "run.log").read_bytes() == logs[job]
+        assert (sweep_dir / str(job) / "run.log").stat().st_mtime_ns == times[job]
+    assert "resuming from" in (sweep_dir / "2" / "run.log").read_text()

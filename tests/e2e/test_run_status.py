@@ -198,3 +198,56 @@ def test_ctrl_c_after_three_epochs_records_them_and_the_best_validation_metric(t
     best = results["history"][results["best_epoch"]]
     assert results["metrics"] == epoch_metrics(best)
     assert "train/loss" in results["metrics"] and not any(k.startswith("test/") for k in results["metrics"])
+
+
+#: ``python -c`` code: ``python run.py <args>`` that sends itself a signal at a point of its start-up, and
+#: writes the time it did so: ``<signal number> <when> <stamp file> <args>``; ``when`` is ``import`` (as
+#: torch_geometric starts to be imported) or ``composed`` (Hydra has composed the config and calls
+#: graphbench's run-directory check, before the run starts)
+SIGNAL_AT_START_UP = """
+import importlib.abc, os, runpy, sys, time
+signum, when, stamp = int(sys.argv[1]), sys.argv[2], sys.argv[3]
+
+def fire():
+    with open(stamp, "w") as handle:
+        handle.write(repr(time.time()))
+    os.kill(os.getpid(), signum)
+
+class AtImport(importlib.abc.MetaPathFinder):
+    def find_spec(self, name, path=None, target=None):
+        if name == "torch_geometric":
+            fire()
+        return None
+
+if when == "import":
+    sys.meta_path.insert(0, AtImport())
+else:
+    from graphbench.run.run_dir import RunDirGuard
+    check = RunDirGuard.on_run_start
+    def on_run_start(self, config, **kwargs):
+        fire()
+        return check(self, config, **kwargs)
+    RunDirGuard.on_run_start = on_run_start
+sys.argv = ["run.py", *sys.argv[4:]]
+runpy.run_path("run.py", run_name="__main__")
+"""
+
+
+@pytest.mark.parametrize("when", ["import", "composed"])
+@pytest.mark.parametrize("signum", [signal.SIGINT, signal.SIGTERM])
+def test_a_signal_during_start_up_ends_the_run_at_once_without_a_traceback(tmp_path: Path, signum: int, when: str) -> None:
+    run_dir, stamp = tmp_path / "run", tmp_path / "signalled-at"
+    args = [*FAST_CYCLES, f"hydra.run.dir={run_dir}", f"paths.cache_dir={tmp_path / 'cache'}"]
+    proc = subprocess.run(
+        [sys.executable, "-c", SIGNAL_AT_START_UP, str(int(signum)), when, str(stamp), *args],
+        cwd=REPO,
+        env=cli_env(),
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
+    ended = time.time()
+    assert proc.returncode == -signum, proc.stderr[-2000:]  # ended by the signal, as a shell shows it (130, 143)
+    assert ended - float(stamp.read_text()) < 1.0
+    assert "Traceback" not in proc.stderr and proc.stderr.strip() == ""
+    assert not (run_dir / "results.json").exists()  # nothing recorded: the run had not started

@@ -2,15 +2,21 @@
 
 from __future__ import annotations
 
+import json
 import os
+import signal
+import subprocess
 import sys
+import time
 from collections.abc import Mapping
 from pathlib import Path
+
+import pytest
 
 from graphbench.reproduce.plan import Options, plan_table
 from graphbench.reproduce.runner import describe, format_duration, launch_subprocess, run_cell, run_state, thread_env
 from graphbench.reproduce.spec import load_spec
-from tests.paths import CONF
+from tests.paths import CONF, REPO, SHARED_DATA
 from tests.reproduce._runs import write_result
 
 
@@ -91,3 +97,37 @@ def test_launch_subprocess_appends_the_command_and_its_output_to_the_log(tmp_pat
     assert launch_subprocess(argv, log, dict(os.environ)) == 3
     assert launch_subprocess(argv, log, dict(os.environ)) == 3
     assert log.read_text() == f"$ {' '.join(argv)}\nhello\n" * 2
+
+
+@pytest.mark.real_data
+@pytest.mark.slow
+def test_a_table_killed_mid_way_is_finished_by_the_same_command(tmp_path: Path) -> None:
+    """``graphbench-reproduce`` and its cell's multirun SIGKILLed (the whole process group, as a node loss
+    would) once the second cell's run has claimed its directory; the same command then finishes the table,
+    the first cell's run skipped."""
+    if not (SHARED_DATA / "Planetoid").is_dir():
+        pytest.skip(f"real data root not found at {SHARED_DATA}")
+    out = tmp_path / "out"
+    command = [sys.executable, "-m", "graphbench.reproduce", "kipf-welling-2017", "--fast", "--out", str(out)]
+    command += [f"paths.data_dir={SHARED_DATA}", f"paths.cache_dir={tmp_path / 'cache'}"]
+    env = {**os.environ, "WANDB_MODE": "offline", "OMP_NUM_THREADS": "1"}
+    table_dir = out / "kipf-welling-2017-fast"
+    first = subprocess.Popen(
+        command, cwd=REPO, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, start_new_session=True
+    )
+    deadline = time.monotonic() + 600
+    while len(list(table_dir.glob("*/*/results.json"))) < 2 and first.poll() is None and time.monotonic() < deadline:
+        time.sleep(0.05)
+    os.killpg(first.pid, signal.SIGKILL)
+    first.wait()
+    assert first.returncode == -signal.SIGKILL, "the table ended before the second cell started"
+    [done_before] = [p for p in table_dir.glob("*/*/results.json") if json.loads(p.read_text())["status"] == "completed"]
+    kept = done_before.read_bytes()
+
+    again = subprocess.run(command, cwd=REPO, env=env, capture_output=True, text=True, timeout=900)
+    assert again.returncode == 0, again.stderr[-3000:]
+    assert "1 run: 1 completed before (skipped)" in again.stderr
+    assert "| Cora | GCN |" in again.stdout and "| CiteSeer | GCN |" in again.stdout
+    assert done_before.read_bytes() == kept
+    records = [json.loads(p.read_text()) for p in table_dir.glob("*/*/results.json")]
+    assert [r["status"] for r in records] == ["completed", "completed"]

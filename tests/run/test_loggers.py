@@ -146,3 +146,32 @@ def test_an_offline_wandb_run_prints_no_deprecation_warning(tmp_path: Path) -> N
     )
     assert "offline" in done.stderr  # W&B spoke: "W&B syncing is set to `offline`"
     assert "anonymous" not in done.stdout + done.stderr
+
+
+def csv_logger(tmp_path: Path) -> ResumableCSVLogger:
+    return ResumableCSVLogger(save_dir=str(tmp_path), name="csv", version="", flush_logs_every_n_steps=1)
+
+
+def test_csv_logger_rewrites_the_whole_file_with_every_column_at_each_save(tmp_path: Path) -> None:
+    logger = csv_logger(tmp_path)
+    logger.log_hyperparams({"seed": 3})
+    logger.log_metrics({"val/loss": 0.5, "epoch": 0}, step=2)
+    assert (tmp_path / "csv" / "metrics.csv").read_text() == "epoch,step,val/loss\n0,2,0.5\n"
+    logger.log_metrics({"train/loss": 0.75, "epoch": 0}, step=2)  # a new column: the header grows, rows stay
+    assert (tmp_path / "csv" / "metrics.csv").read_text() == "epoch,step,train/loss,val/loss\n0,2,,0.5\n0,2,0.75,\n"
+    assert (tmp_path / "csv" / "hparams.yaml").read_text() == "seed: 3\n"
+    assert sorted(p.name for p in (tmp_path / "csv").iterdir()) == ["hparams.yaml", "metrics.csv"]  # no temporary left
+
+
+@pytest.mark.parametrize("killed_while_resuming", [False, True])
+def test_a_resumed_csv_logger_keeps_the_rows_of_the_resumed_epochs(tmp_path: Path, killed_while_resuming: bool) -> None:
+    """``killed_while_resuming``: an earlier resume was killed after moving metrics.csv aside, before writing it back."""
+    folder = tmp_path / "csv"
+    folder.mkdir()
+    rows = "epoch,step,train/loss\n0,2,0.75\n1,5,0.5\n2,8,0.25\n"
+    (folder / ("metrics.csv.resuming" if killed_while_resuming else "metrics.csv")).write_text(rows)
+    logger = csv_logger(tmp_path)
+    logger.resume_after(1)
+    logger.log_metrics({"train/loss": 0.125, "epoch": 2}, step=8)
+    assert (folder / "metrics.csv").read_text() == "epoch,step,train/loss\n0,2,0.75\n1,5,0.5\n2,8,0.125\n"
+    assert sorted(p.name for p in folder.iterdir()) == ["metrics.csv"]

@@ -59,6 +59,15 @@ def test_resume_over_an_unreadable_record_continues_from_the_checkpoint(tmp_path
     assert existing_run(tmp_path, resume=True, config=CONFIG) is None
 
 
+def test_resume_continues_a_claim_that_never_recorded_its_config(tmp_path: Path) -> None:
+    """A run killed right after claiming its directory left ``status: running`` and ``config: {}``."""
+    RunRecord(status="running", config={}).write(tmp_path / "results.json")
+    record = existing_run(tmp_path, resume=True, config=CONFIG)
+    assert record is not None and record.status == "running"
+    with pytest.raises(ConfigError, match=r"already holds another run \(results\.json: running\)"):
+        existing_run(tmp_path, resume=False, config=CONFIG)
+
+
 def test_resume_modes() -> None:
     assert (default_resume("hydra_plugins.hydra_submitit_launcher.submitit_launcher.SlurmLauncher"), default_resume("")) == (
         "auto",

@@ -53,3 +53,24 @@ def test_sigusr1_calls_the_previous_handler_then_preempts() -> None:
         assert signal.getsignal(signal.SIGUSR1) is requeue
     finally:
         signal.signal(signal.SIGUSR1, previous)
+
+
+@pytest.mark.parametrize(("signum", "raised"), [(signal.SIGINT, KeyboardInterrupt), (signal.SIGTERM, Preempted)])
+def test_a_signal_inside_deferred_waits_for_raise_pending(signum: int, raised: type[BaseException]) -> None:
+    done = []
+    with pytest.raises(raised):
+        with run_signals() as state:
+            with state.deferred():
+                signal.raise_signal(signum)
+                done.append("the write went on")
+            assert done and state.received == signum and isinstance(state.pending, raised)
+            state.raise_pending()
+    assert state.pending is None
+
+
+def test_raise_pending_without_a_signal_does_nothing() -> None:
+    with run_signals() as state:
+        with state.deferred():
+            pass
+        state.raise_pending()
+    assert state.received is None

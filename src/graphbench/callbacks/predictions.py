@@ -10,6 +10,8 @@ import numpy as np
 import torch
 from torch import Tensor
 
+from graphbench.run.files import replace_atomically
+
 
 def _numpy_ready(value: Tensor) -> Tensor:
     """``value`` on the host, half-precision floats (``bfloat16``, which NumPy lacks, and ``float16``
@@ -59,4 +61,11 @@ class TestPredictions(L.Callback):
             raise RuntimeError("the test predictions hold an example twice: the test loader repeats examples across ranks")
 
     def save(self, path: Path) -> None:
-        np.savez(path, **{k: v.numpy() for k, v in self.predictions.items()})
+        """The predictions as ``path`` (``.npz``), replaced atomically: a kill leaves the whole file or none."""
+        arrays = {k: v.numpy() for k, v in self.predictions.items()}
+
+        def write(tmp: Path) -> None:
+            with open(tmp, "wb") as handle:
+                np.savez(handle, **arrays)
+
+        replace_atomically(path, write)

@@ -21,10 +21,11 @@ from omegaconf import DictConfig, OmegaConf
 
 from graphbench.run.distributed import is_rank_zero
 from graphbench.run.errors import ConfigError, Diverged, GraphbenchError, Pruned
+from graphbench.run.files import remove_partial_files
 from graphbench.run.loggers import RunTensorBoardLogger, SafeWandbLogger
 from graphbench.run.naming import seed_dependent_keys
+from graphbench.run.provenance import Provenance, utc_now
 from graphbench.run.provenance import collect as collect_provenance
-from graphbench.run.provenance import utc_now
 from graphbench.run.record import (
     COMPLETED,
     INTERRUPTED,
@@ -99,36 +100,43 @@ def recorded_run(cfg: DictConfig, body: RunBody, other_rank: OtherRank | None = 
         config = None
     previous = existing_run(output_dir, resume, config)
     if previous is not None and previous.completed:
-        log.info("skipped: %s already holds a completed run (resume=auto)", output_dir)
+        # on the console only: the run's log file (run.log) stays as the run left it
+        print(f"skipped: {output_dir} already holds a completed run (resume=auto)", flush=True)
         return previous
-    record = RunRecord(status=RUNNING, config={}, run_dir=str(output_dir))
-    if previous is None:  # claim the directory; under resume, an unreadable record is overwritten
-        try:
-            record.write(results_path, exclusive=True)
-        except FileExistsError:
-            if not (resume and recorded_status(results_path) == "unreadable"):
-                raise ConfigError(
-                    f"{output_dir} was just claimed by another run; start this one in a new directory "
-                    "(leave hydra.run.dir / hydra.sweep.dir unset, or name an unused one)"
-                ) from None
+    # the claim holds the config already, so that a run killed right after it continues under resume=auto
+    record = RunRecord(status=RUNNING, config=config or {}, run_dir=str(output_dir))
     start = time.perf_counter()
-    provenance = record.provenance = collect_provenance(overrides)  # started now; the body adds its raw files
-    provenance.threads = {"start": threads.to_dict()}
-    log.info("threads: %s", threads.describe())
+    provenance: Provenance | None = None
     with run_signals() as signals:
         frame = RunFrame(output_dir, signals, resume)
+        with signals.deferred():  # a signal during the claim takes effect once it is written, as the run's status
+            if previous is None:
+                claim(record, results_path, resume, output_dir)
         try:
+            signals.raise_pending()
+            if resume:  # a killed run may have left the temporary file of a write
+                for folder in (output_dir, output_dir / "csv", output_dir / "checkpoints"):
+                    for path in remove_partial_files(folder):
+                        log.info("removed %s, the partial write of a killed run", path)
+            provenance = record.provenance = collect_provenance(overrides)  # started now; the body adds its raw files
+            provenance.threads = {"start": threads.to_dict()}
+            log.info("threads: %s", threads.describe())
             record.config = OmegaConf.to_container(cfg, resolve=True)  # type: ignore[assignment]
             record.replicate_keys = seed_dependent_keys(cfg)
-            record.write(results_path)
+            with signals.deferred():
+                record.write(results_path)
+            signals.raise_pending()
             body(cfg, record, frame)
             record.status = COMPLETED
         except BaseException as exc:
             record.status = status_of(exc, signals, output_dir)
         finally:
             record.total_time_s = time.perf_counter() - start
-            provenance.ended_at = utc_now()
-            record.write(results_path)
+            if provenance is not None:
+                provenance.ended_at = utc_now()
+            with signals.deferred():  # the run has ended: a signal now changes nothing of its record
+                record.write(results_path)
+            signals.pending = None
             finish_loggers(frame.loggers, record)
     return record
 
@@ -143,6 +151,20 @@ def record_raw_files(record: RunRecord, datamodule: ReadsRawFiles) -> None:
     """Put the MD5s of the raw files that ``datamodule`` (set up) built its data from into ``record``'s provenance."""
     if record.provenance is not None:
         record.provenance.raw_files = datamodule.raw_file_md5s()
+
+
+def claim(record: RunRecord, results_path: Path, resume: bool, output_dir: Path) -> None:
+    """Write ``record`` as ``results_path`` unless a file is there: of two runs started in one directory
+    at once, one is refused (:class:`ConfigError`); under ``resume``, an unreadable record is overwritten."""
+    try:
+        record.write(results_path, exclusive=True)
+    except FileExistsError:
+        if not (resume and recorded_status(results_path) == "unreadable"):
+            raise ConfigError(
+                f"{output_dir} was just claimed by another run; start this one in a new directory "
+                "(leave hydra.run.dir / hydra.sweep.dir unset, or name an unused one)"
+            ) from None
+        record.write(results_path)
 
 
 def completed_record(results_path: Path) -> RunRecord | None:

@@ -7,13 +7,18 @@ import csv
 import functools
 import hashlib
 import logging
+import os
+from argparse import Namespace
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
+from lightning.pytorch.core.saving import save_hparams_to_yaml
 from lightning.pytorch.loggers import CSVLogger, TensorBoardLogger, WandbLogger
 from lightning.pytorch.loggers.logger import DummyExperiment
+from lightning.pytorch.utilities import rank_zero_only
 
+from graphbench.run.files import replace_atomically
 from graphbench.run.record import RESULTS_FILENAME
 
 log = logging.getLogger(__name__)
@@ -131,9 +136,18 @@ class RunTensorBoardLogger(TensorBoardLogger):
 
 
 class ResumableCSVLogger(CSVLogger):
-    """Lightning's ``CSVLogger`` whose ``metrics.csv`` survives a resumed run: Lightning deletes an
-    existing file when its writer starts; this one keeps the rows of the epochs the resumed
-    checkpoint holds (``epoch <= keep_through_epoch``, set by :meth:`resume_after`) and appends."""
+    """Lightning's ``CSVLogger`` whose files survive a kill at any moment and a resumed run.
+
+    Every write of ``metrics.csv`` and ``hparams.yaml`` replaces the whole file atomically
+    (:func:`graphbench.run.files.replace_atomically`; Lightning appends rows and rewrites the file in
+    place when a new column appears, so a kill could leave a truncated file). A resumed run keeps the
+    rows of the epochs its checkpoint holds (``epoch <= keep_through_epoch``, set by :meth:`resume_after`)
+    and appends: Lightning's writer deletes an existing ``metrics.csv`` when it starts, so the file waits
+    beside it as ``metrics.csv.resuming`` (:data:`RESUMING_SUFFIX`) until the kept rows are written
+    back, and a run killed in between finds them there."""
+
+    #: the name ``metrics.csv`` has while a resumed run's writer starts (``csv/metrics.csv.resuming``)
+    RESUMING_SUFFIX: str = ".resuming"
 
     def __init__(self, *args: Any, **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)
@@ -144,24 +158,67 @@ class ResumableCSVLogger(CSVLogger):
         self.keep_through_epoch = epoch
 
     @property
+    def metrics_path(self) -> Path:
+        return Path(self.log_dir) / "metrics.csv"
+
+    @property
     def experiment(self) -> Any:
         if self._experiment is not None:
             return self._experiment
-        path = Path(self.log_dir) / "metrics.csv"
-        kept: list[dict[str, str]] = []
+        path = self.metrics_path
+        resuming = path.with_name(path.name + self.RESUMING_SUFFIX)
         header: list[str] = []
-        if self.keep_through_epoch is not None and path.is_file():
-            with open(path, newline="") as handle:
-                reader = csv.DictReader(handle)
-                header = list(reader.fieldnames or [])
-                kept = [
-                    row for row in reader if row.get("epoch", "") != "" and int(float(row["epoch"])) <= self.keep_through_epoch
-                ]
-        experiment = super().experiment  # Lightning's writer removes the old file here
+        kept: list[dict[str, str]] = []
+        if self.keep_through_epoch is not None:
+            if path.is_file():
+                os.replace(path, resuming)
+            if resuming.is_file():
+                header, rows = read_csv(resuming)
+                kept = [row for row in rows if row.get("epoch") and int(float(row["epoch"])) <= self.keep_through_epoch]
+        experiment = super().experiment  # Lightning's writer removes an existing metrics.csv here
         if header:
-            with open(path, "w", newline="") as handle:
-                writer = csv.DictWriter(handle, fieldnames=header)
-                writer.writeheader()
-                writer.writerows(kept)
+            write_csv(path, header, kept)
             experiment.metrics_keys = header
+        resuming.unlink(missing_ok=True)
         return experiment
+
+    @rank_zero_only
+    def log_hyperparams(self, params: dict[str, Any] | Namespace | None = None) -> None:
+        """Lightning's, with ``hparams.yaml`` replaced atomically."""
+        values = vars(params) if isinstance(params, Namespace) else dict(params or {})
+        experiment = self.experiment
+        experiment.hparams.update(values)
+        replace_atomically(Path(self.log_dir) / "hparams.yaml", lambda tmp: save_hparams_to_yaml(tmp, experiment.hparams))
+
+    @rank_zero_only
+    def save(self) -> None:
+        """Write the rows logged since the last save: ``metrics.csv`` rewritten whole, atomically, with
+        Lightning's columns (the sorted union of every key logged)."""
+        experiment = self.experiment
+        if not experiment.metrics:
+            return
+        path = self.metrics_path
+        header, rows = read_csv(path) if path.is_file() else ([], [])
+        keys = sorted(set(header) | set(experiment.metrics_keys) | {k for row in experiment.metrics for k in row})
+        write_csv(path, keys, [*rows, *experiment.metrics])
+        experiment.metrics_keys = keys
+        experiment.metrics = []
+
+
+def read_csv(path: Path) -> tuple[list[str], list[dict[str, str]]]:
+    """The header and the rows of the CSV file ``path``."""
+    with open(path, newline="") as handle:
+        reader = csv.DictReader(handle)
+        return list(reader.fieldnames or []), list(reader)
+
+
+def write_csv(path: Path, header: list[str], rows: list[dict[str, Any]]) -> None:
+    """``path`` replaced atomically by ``header`` and ``rows`` (a missing value is an empty field)."""
+
+    def write(tmp: Path) -> None:
+        with open(tmp, "w", newline="") as handle:
+            writer = csv.DictWriter(handle, fieldnames=header)
+            writer.writeheader()
+            writer.writerows(rows)
+
+    replace_atomically(path, write)

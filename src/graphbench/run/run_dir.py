@@ -88,7 +88,9 @@ def existing_run(output_dir: Path, resume: bool, config: dict[str, Any] | None) 
     """The run recorded in ``output_dir`` that this run continues, or ``None`` when the directory
     records none. Raises :class:`ConfigError` when it records another run: always without ``resume``;
     with ``resume`` when its config differs from ``config`` (given: ``None`` skips the comparison). An
-    unreadable record under ``resume`` is not compared (the run continues from its last checkpoint)."""
+    unreadable record under ``resume`` is not compared (the run continues from its last checkpoint), nor
+    is one without a config (a directory claimed by a run killed before it recorded its config: the
+    run starts there)."""
     results_path = output_dir / RESULTS_FILENAME
     if not results_path.exists():
         return None
@@ -102,7 +104,7 @@ def existing_run(output_dir: Path, resume: bool, config: dict[str, Any] | None) 
         record = RunRecord.read(results_path)
     except (OSError, ValueError, TypeError):
         return None
-    if config is not None and record.config is not None:
+    if config is not None and record.config:  # an empty config: the claim of a run killed before it wrote anything else
         differences = config_differences(record.config, config)
         if differences:
             shown = "; ".join(differences[:3]) + (f"; and {len(differences) - 3} more" if len(differences) > 3 else "")

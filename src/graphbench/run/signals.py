@@ -26,6 +26,9 @@ class SignalState:
 
     received: int | None = None
     in_lightning: bool = False
+    #: inside :meth:`deferred`: the exception a signal raises waits in ``pending``
+    deferring: bool = False
+    pending: BaseException | None = None
 
     @contextmanager
     def lightning_loop(self) -> Iterator[None]:
@@ -34,6 +37,29 @@ class SignalState:
             yield
         finally:
             self.in_lightning = False
+
+    @contextmanager
+    def deferred(self) -> Iterator[None]:
+        """A block no signal interrupts (the write of the run's record): the exception a signal
+        raises is kept in ``pending`` until :meth:`raise_pending`."""
+        self.deferring = True
+        try:
+            yield
+        finally:
+            self.deferring = False
+
+    def raise_pending(self) -> None:
+        """Raise the exception of a signal that arrived inside :meth:`deferred`, if one did."""
+        pending, self.pending = self.pending, None
+        if pending is not None:
+            raise pending
+
+    def interrupt(self, exc: BaseException) -> None:
+        """Raise ``exc`` now, or keep it for :meth:`raise_pending` inside :meth:`deferred`."""
+        if self.deferring:
+            self.pending = self.pending or exc
+            return
+        raise exc
 
 
 @contextmanager
@@ -51,18 +77,18 @@ def run_signals() -> Iterator[SignalState]:
     def on_sigterm(signum: int, frame: FrameType | None) -> None:
         state.received = signum
         if not state.in_lightning:
-            raise Preempted(f"received signal {signum}")
+            state.interrupt(Preempted(f"received signal {signum}"))
 
     def on_sigint(signum: int, frame: FrameType | None) -> None:
         state.received = signum
-        raise KeyboardInterrupt
+        state.interrupt(KeyboardInterrupt())
 
     def on_sigusr(signum: int, frame: FrameType | None) -> None:
         state.received = signum
         chained = previous.get(signum)
         if callable(chained):
             chained(signum, frame)
-        raise Preempted(f"received signal {signum}")
+        state.interrupt(Preempted(f"received signal {signum}"))
 
     previous: dict[int, Any] = {}
     try:

@@ -35,7 +35,7 @@ from graphbench.callbacks.last_checkpoint import LastCheckpoint
 from graphbench.callbacks.ntk import NTKAlignment
 from graphbench.callbacks.optuna_pruning import OptunaPruning
 from graphbench.callbacks.predictions import TestPredictions
-from graphbench.callbacks.record_progress import RecordProgress, epoch_metrics
+from graphbench.callbacks.record_progress import RecordProgress, epoch_metrics, fill_from_history
 from graphbench.callbacks.resources import ResourceTracker, reset_peak_memory
 from graphbench.callbacks.threads import TrainingThreads
 from graphbench.config.checks import check_config
@@ -145,6 +145,8 @@ def _fit_and_test(
         with signals.lightning_loop():
             trainer.fit(module, datamodule=datamodule, ckpt_path=str(resume_from) if resume_from else None)
         _raise_if_stopped(trainer)
+        if parts.history is not None:  # also when the resumed checkpoint held every epoch and fit ran no hook
+            fill_from_history(record, parts.history, parts.tracker)
         tested_epoch = _tested_epoch(parts, at_last, datamodule.info.monitor)
         with signals.lightning_loop():
             best_path = None if parts.checkpoint is None or at_last else parts.checkpoint.best_model_path
