@@ -201,7 +201,8 @@ def test_ctrl_c_after_three_epochs_records_them_and_the_best_validation_metric(t
 
 
 #: ``python -c`` code: ``python run.py <args>`` that sends itself a signal at a point of its start-up, and
-#: writes the time it did so: ``<signal number> <when> <stamp file> <args>``; ``when`` is ``import`` (as
+#: writes the time it did so: ``<signal number> <when> <stamp file> <entry> <args>``, ``entry`` ``run.py`` or
+#: ``graphbench`` (the console script's entry point, graphbench.__main__.main); ``when`` is ``import`` (as
 #: torch_geometric starts to be imported) or ``composed`` (Hydra has composed the config and calls
 #: graphbench's run-directory check, before the run starts)
 SIGNAL_AT_START_UP = """
@@ -228,18 +229,26 @@ else:
         fire()
         return check(self, config, **kwargs)
     RunDirGuard.on_run_start = on_run_start
-sys.argv = ["run.py", *sys.argv[4:]]
-runpy.run_path("run.py", run_name="__main__")
+if sys.argv[4] == "run.py":
+    sys.argv = ["run.py", *sys.argv[5:]]
+    runpy.run_path("run.py", run_name="__main__")
+else:  # what the installed graphbench command runs
+    sys.argv = ["graphbench", *sys.argv[5:]]
+    from graphbench.__main__ import main
+    main()
 """
 
 
+@pytest.mark.parametrize("entry", ["run.py", "graphbench"])
 @pytest.mark.parametrize("when", ["import", "composed"])
 @pytest.mark.parametrize("signum", [signal.SIGINT, signal.SIGTERM])
-def test_a_signal_during_start_up_ends_the_run_at_once_without_a_traceback(tmp_path: Path, signum: int, when: str) -> None:
+def test_a_signal_during_start_up_ends_the_run_at_once_without_a_traceback(
+    tmp_path: Path, signum: int, when: str, entry: str
+) -> None:
     run_dir, stamp = tmp_path / "run", tmp_path / "signalled-at"
     args = [*FAST_CYCLES, f"hydra.run.dir={run_dir}", f"paths.cache_dir={tmp_path / 'cache'}"]
     proc = subprocess.run(
-        [sys.executable, "-c", SIGNAL_AT_START_UP, str(int(signum)), when, str(stamp), *args],
+        [sys.executable, "-c", SIGNAL_AT_START_UP, str(int(signum)), when, str(stamp), entry, *args],
         cwd=REPO,
         env=cli_env(),
         capture_output=True,
