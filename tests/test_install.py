@@ -130,7 +130,7 @@ def test_the_install_takes_optuna_4_and_sqlalchemy_2_and_ships_the_sweeper_plugi
     dependencies (the test extra's included) that excludes SQLAlchemy 2; no hydra-optuna-sweeper (which
     pins optuna < 3); graphbench's sweeper in the wheel's ``hydra_plugins`` namespace."""
     requirements = wheel_requirements(wheel)
-    closure = declared_distributions([*[r for r in requirements if "extra ==" not in r], "graphbench[test]"])
+    closure = declared_distributions([*[r for r in requirements if "extra ==" not in r], "graphbench-gnn[test]"])
     assert Version(closure["optuna"].version) >= Version("4") and Version(closure["sqlalchemy"].version) >= Version("2")
     assert "hydra-optuna-sweeper" not in closure and "psycopg" in closure
     for distribution in closure.values():
