@@ -46,8 +46,10 @@ def test_multirun_three_models_two_heads(tmp_path: Path, shared_cache_dir: Path)
         assert {"train/ap", "val/ap", "test/ap", "test/loss"} <= set(results["metrics"])
         seen.add((results["config"]["model"]["name"], results["config"]["head"]["name"]))
         predictions = np.load(sweep / str(job) / "predictions.npz")
-        assert predictions["y_pred"].shape == predictions["y_true"].shape == (256, 10)
-        # the official test indices, in order (limit_test_batches=2 -> the first 256 of the split)
+        # two test batches of the model's LRGB-tuned recipe, which dataset=peptides-func model=<model> trains
+        tested = 2 * results["config"]["dataset"]["batch_size"]
+        assert predictions["y_pred"].shape == predictions["y_true"].shape == (tested, 10)
+        # the official test indices, in order (limit_test_batches=2 -> the first two batches of the split)
         assert np.all(np.diff(predictions["index"]) > 0)
         assert ogb_ap(predictions["y_true"], predictions["y_pred"]) == pytest.approx(results["metrics"]["test/ap"], abs=1e-6)
     assert seen == {(m, h) for m in ("gcn", "gine", "gatedgcn") for h in ("linear", "mlp2")}

@@ -78,7 +78,8 @@ def recorded_threads() -> Iterator[None]:
 @pytest.mark.usefixtures("recorded_threads")
 @pytest.mark.parametrize("case", list(CASES))
 def test_numbers_are_unchanged(case: str, compose_cfg, shared_cache_dir: Path, tmp_path: Path) -> None:
-    overrides = ["trainer.enable_progress_bar=false", "logger=none", *CASES[case]]
+    # the recorded thread count for training too (threads=auto would pick one thread for these small steps)
+    overrides = ["trainer.enable_progress_bar=false", "logger=none", f"threads={THREADS}", *CASES[case]]
     if case in NEEDS_REAL_DATA:
         overrides += [f"paths.data_dir={real_data_root()}", f"paths.cache_dir={shared_cache_dir}"]
     record = train(compose_cfg(overrides, run_dir=tmp_path / "run"))

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import shlex
 import subprocess
 import sys
 from pathlib import Path
@@ -36,7 +37,8 @@ def test_dry_run_prints_one_command_per_cell_and_runs_nothing(
     launched = list({cell.overrides: cell for cell in reversed(spec.ordered_cells())}.values())[::-1]  # the first per overrides
     assert len(commands) == len(launched)
     for command, cell in zip(commands, launched):
-        assert command.startswith(f"graphbench -m {' '.join(cell.overrides)} paths.data_dir={root} seed=0,1 ")
+        # shell-quoted as printed, so that it can be pasted ('task.grid.model.hidden_dim=[18,33,66]')
+        assert command.startswith(f"graphbench -m {shlex.join([*cell.overrides, f'paths.data_dir={root}', 'seed=0,1'])} ")
         assert f"hydra.sweep.dir={out / name / cell.slug} " in command
     assert sum(": the runs of " in line for line in lines) == CELLS[name] - len(launched)
     runs = len(launched) * 2 * max(len(spec.folds), 1)
