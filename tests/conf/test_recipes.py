@@ -200,19 +200,24 @@ DATASETS = sorted(p.stem for p in (CONF / "dataset").glob("*.yaml"))
 LRGB_TUNED = {tuple(p.stem.rsplit("-", 1)) for p in (CONF / "experiment" / "lrgb-tuned").glob("*.yaml")}
 
 
+def composed_with_recipe(overrides: list[str]) -> DictConfig:
+    """``overrides`` composed as run.py composes them: with the dataset's recipe experiment under them."""
+    return with_recipe(
+        compose("config", overrides=overrides),
+        overrides,
+        lambda o: compose("config", overrides=list(o)),
+        False,
+        experiment_exists,
+    )
+
+
 def card_sources(pairs: list[tuple[str, str]]) -> dict[tuple[str, str], str]:
     """The card source of ``python run.py dataset=X model=Y`` for each pair, as run.py composes it
     (graphbench.run.recipe.with_recipe), each card checked to be well formed."""
     sources: dict[tuple[str, str], str] = {}
     for dataset, model in pairs:
         overrides = [f"dataset={dataset}", f"model={model}"]
-        cfg = with_recipe(
-            compose("config", overrides=overrides),
-            overrides,
-            lambda o: compose("config", overrides=list(o)),
-            False,
-            experiment_exists,
-        )
+        cfg = composed_with_recipe(overrides)
         assert recipe_card_problems(cfg.recipe_card) == [], (dataset, model)
         sources[dataset, model] = str(cfg.recipe_card.source)
     return sources
@@ -243,13 +248,7 @@ def test_each_dataset_each_model_and_each_lrgb_tuned_pair_composes_a_card(hydra_
 
 def test_the_headline_command_trains_the_lrgb_tuned_gcn_with_the_head_as_a_deviation(hydra_conf: None) -> None:
     overrides = ["dataset=peptides-func", "model=gcn", "head=mlp2", "trainer.max_epochs=1"]
-    cfg = with_recipe(
-        compose("config", overrides=overrides),
-        overrides,
-        lambda o: compose("config", overrides=list(o)),
-        False,
-        experiment_exists,
-    )
+    cfg = composed_with_recipe(overrides)
     assert cfg.recipe_experiment == "lrgb-tuned/peptides-func-gcn"
     assert (cfg.model.hidden_dim, cfg.model.num_layers, cfg.normalization.name, cfg.pe.name) == (235, 6, "none", "rwse")
     assert (cfg.head.name, cfg.head.num_layers, cfg.head.dropout_first, cfg.head.dropout) == ("mlp2", 2, True, 0.1)
