@@ -205,7 +205,7 @@ def gcn_step_time(nodes: int, threads: int, steps: int, width: int = 64) -> floa
 def crossover_rows(ctx: Context, usable: int) -> list[Row]:
     if usable < 2:
         return [Row("contention: crossover", "—", skipped="one usable CPU: no second thread to measure")]
-    sizes = (500, 4000) if ctx.quick else (1000, 4000, 16000, 32000, 64000, 128000)
+    sizes = (500, 4000) if ctx.quick else (2000, 4000, 6000, 8000, 16000, 64000)
     steps = 2 if ctx.quick else 10
     rows = []
     for nodes in sizes:

@@ -43,7 +43,7 @@ SET_BY_GRAPHBENCH: str = "GRAPHBENCH_SET_OMP_WAIT_POLICY"
 #: nodes x channels of a training step from which every usable CPU pays: below it a step's operators
 #: are too small for a second thread to gain what waking it costs. Measured on the 2-core development
 #: machine (the crossover rows of ``python -m benchmarks --only contention``, docs/performance.md).
-PARALLEL_WORK: int = 2_000_000
+PARALLEL_WORK: int = 400_000
 
 
 @dataclass(frozen=True)
