@@ -15,6 +15,11 @@ each on the idle machine and beside one busy process per usable core but one (a 
 in interleaved rounds; the figures are medians of per-round ratios. Targets: under contention graphbench
 takes at most 1.25x its idle time; idle, at most 1.05x torch's default.
 
+The ``machine floor`` row measures what the same busy processes cost a one-thread Python loop, which
+shares no thread and no memory with them: 1.0 where every usable CPU is a core of its own, more where
+two CPUs share a physical core or the host shares them. A run's busy / idle ratio cannot go under it;
+each busy row also gives its ratio over the floor.
+
 The ``crossover`` rows measure where a second thread starts to pay, which sets
 :data:`graphbench.run.threads.PARALLEL_WORK`: a training step (forward, backward, Adam) of a 3-layer
 GCN of width 64 on a random graph of 8 edges a node, on one thread against every usable CPU, idle,
@@ -59,11 +64,11 @@ def cases(quick: bool) -> list[Case]:
     return [
         Case("default experiment: python run.py trainer.max_epochs=2", ("trainer.max_epochs=2",)),
         Case(
-            "Peptides-func GCN (LRGB-tuned), 20 batches an epoch",
+            "Peptides-func GCN (LRGB-tuned), 10 batches an epoch",
             (
                 "experiment=lrgb-tuned/peptides-func-gcn",
                 "trainer.max_epochs=2",
-                "++trainer.limit_train_batches=20",
+                "++trainer.limit_train_batches=10",
                 "++trainer.limit_val_batches=2",
                 "++trainer.limit_test_batches=1",
             ),
@@ -71,8 +76,8 @@ def cases(quick: bool) -> list[Case]:
         ),
         Case("Cora GCN (Kipf & Welling), 20 epochs", ("dataset=cora", "model=gcn", "trainer.max_epochs=20"), raw="Planetoid"),
         Case(
-            "sbm-large full batch (100,000 nodes), 3 epochs",
-            ("experiment=samplers/sbm-large", "sampler=full", "trainer.max_epochs=3"),
+            "sbm-large full batch (100,000 nodes), 2 epochs",
+            ("experiment=samplers/sbm-large", "sampler=full", "trainer.max_epochs=2"),
         ),
     ]
 
@@ -129,7 +134,40 @@ def busy(processes: int) -> Iterator[None]:
             process.wait()
 
 
-def case_rows(ctx: Context, case: Case, usable: int) -> list[Row]:
+def python_loop_time(additions: int = 3_000_000) -> float:
+    """Seconds of a one-thread Python loop of ``additions`` integer additions: no torch, no OpenMP."""
+    start, total = time.perf_counter(), 0
+    for i in range(additions):
+        total += i
+    return time.perf_counter() - start
+
+
+def floor_row(ctx: Context, usable: int) -> tuple[Row, float]:
+    """The machine's floor: what the same busy processes cost a single thread that shares nothing with
+    them (a Python loop), and that ratio. On hardware where every usable CPU is a core of its own the
+    floor is 1.0; where two CPUs are hyperthreads of one core, or the host shares them, it is higher,
+    and no thread setting of a run can go under it."""
+    others = max(1, usable - 1)
+
+    def beside_busy() -> float:
+        with busy(others):
+            return python_loop_time()
+
+    times = interleaved({"idle": python_loop_time, "busy": beside_busy}, max(ctx.repeats, 5))
+    ratio = paired_ratio(times["busy"], times["idle"])
+    row = Row(
+        "contention: machine floor",
+        "a one-thread Python loop (3,000,000 additions)",
+        graphbench=f"{median(times['busy']) * 1e3:.0f} ms busy",
+        reference=f"{median(times['idle']) * 1e3:.0f} ms idle",
+        figure=ratio,
+        note=f"busy / idle beside {others} busy process(es): what they cost a single thread that shares "
+        "nothing with them on this machine (1.0 where each CPU is a core of its own)",
+    )
+    return row, ratio
+
+
+def case_rows(ctx: Context, case: Case, usable: int, floor: float = 1.0) -> list[Row]:
     if case.raw is not None and not ctx.has_raw(case.raw):
         return [Row("contention", case.name, skipped=f"raw files not found under {ctx.data_dir / case.raw}")]
     others = max(1, usable - 1)
@@ -151,7 +189,8 @@ def case_rows(ctx: Context, case: Case, usable: int) -> list[Row]:
             reference=f"torch default {fmt['torch default busy']} busy; one thread {fmt['one thread busy']} busy",
             figure=busy_ratio,
             target=BUSY_TARGET,
-            note=f"s per epoch beside {others} busy process(es); torch default busy / graphbench idle "
+            note=f"s per epoch beside {others} busy process(es); {busy_ratio / floor:.2f}x over the machine floor "
+            f"({floor:.2f}x); torch default busy / graphbench idle "
             f"{paired_ratio(times['torch default busy'], times['graphbench idle']):.2f}x",
         ),
         Row(
@@ -230,7 +269,8 @@ def crossover_rows(ctx: Context, usable: int) -> list[Row]:
 
 def run(ctx: Context, selected: Sequence[Case] | None = None) -> list[Row]:
     usable = cpu_allowance().usable
-    rows = crossover_rows(ctx, usable)
+    floor, floor_ratio = floor_row(ctx, usable)
+    rows = [floor, *crossover_rows(ctx, usable)]
     for case in selected if selected is not None else cases(ctx.quick):
-        rows += case_rows(ctx, case, usable)
+        rows += case_rows(ctx, case, usable, floor_ratio)
     return rows

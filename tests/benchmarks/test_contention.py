@@ -11,7 +11,8 @@ import psutil
 import pytest
 from omegaconf import DictConfig
 
-from benchmarks.contention import busy, cases, contenders, gcn_step_time, run_env
+from benchmarks.common import Context
+from benchmarks.contention import busy, cases, contenders, floor_row, gcn_step_time, python_loop_time, run_env
 
 
 @pytest.mark.parametrize("case", cases(quick=False), ids=lambda c: c.name.split(":")[0])
@@ -52,3 +53,23 @@ def test_gcn_step_time_is_positive_and_restores_the_thread_count(tmp_path: Path)
     threads = torch.get_num_threads()
     assert gcn_step_time(200, 1, steps=2) > 0
     assert torch.get_num_threads() == threads
+
+
+def test_python_loop_time_grows_with_its_additions() -> None:
+    assert min(python_loop_time(400_000) for _ in range(3)) > min(python_loop_time(1_000) for _ in range(3))
+
+
+def test_floor_row_compares_the_loop_beside_busy_processes_with_it_alone(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
+    calls: list[int] = []
+    alone = len(psutil.Process().children())
+
+    def loop(additions: int = 0) -> float:  # 1 s alone, 2 s beside the busy processes
+        beside = len(psutil.Process().children()) - alone
+        calls.append(beside)
+        return 2.0 if beside else 1.0
+
+    monkeypatch.setattr("benchmarks.contention.python_loop_time", loop)
+    ctx = Context(quick=True, repeats=1, data_dir=tmp_path, cache_dir=tmp_path, work_dir=tmp_path)
+    row, ratio = floor_row(ctx, usable=2)
+    assert ratio == 2.0 and row.figure == 2.0
+    assert sorted(calls) == [0] * 5 + [1] * 5  # five interleaved rounds at least, one busy process beside
