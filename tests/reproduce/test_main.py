@@ -77,7 +77,7 @@ def test_the_estimate_counts_only_the_runs_left_and_no_cost_for_fast(tmp_path: P
     assert main(argv) == 0
     assert (
         capsys.readouterr().out.splitlines()[1]
-        == "# 4 runs; estimated 8 min 00 s on a 2-core CPU, 2 min 00 s on one GPU (one run at a time)"
+        == "# 4 runs; estimated 1 min 36 s on a 2-core CPU, 2 min 00 s on one GPU (one run at a time)"
     )
     table = tmp_path / "out" / "kipf-welling-2017"
     write_result(table / "cora-gcn" / "seed0", seed=0)
@@ -85,7 +85,7 @@ def test_the_estimate_counts_only_the_runs_left_and_no_cost_for_fast(tmp_path: P
     write_result(table / "citeseer-gcn" / "seed0", seed=0, status="interrupted")  # continued: still to run
     assert main(argv) == 0
     assert capsys.readouterr().out.splitlines()[1] == (
-        "# 4 runs (2 completed already, 2 to run); estimated 4 min 00 s on a 2-core CPU, 1 min 00 s on one GPU (one run at a time)"
+        "# 4 runs (2 completed already, 2 to run); estimated 48 s on a 2-core CPU, 1 min 00 s on one GPU (one run at a time)"
     )
     write_result(table / "citeseer-gcn" / "seed0", seed=0)
     write_result(table / "citeseer-gcn" / "seed1", seed=1)
@@ -107,7 +107,7 @@ def test_list_names_every_table_with_cells_and_cost(tmp_path: Path, capsys: pyte
     assert "    rows: ENZYMES, PROTEINS; columns: GCN, GAT, GIN, GatedGCN, MLP\n" in out
     assert "columns: GCN, GINE, GatedGCN, GPS\n" in out and "    rows: Cora, CiteSeer; columns: GCNII\n" in out
     assert "    rows: Cora, CiteSeer; columns: GCN, PPNP, MixHop\n" in out
-    assert "cells: 2; 10 seeds; 20 runs; estimated 40 min 00 s on a 2-core CPU, 10 min 00 s on one GPU" in out
+    assert "cells: 2; 10 seeds; 20 runs; estimated 8 min 00 s on a 2-core CPU, 10 min 00 s on one GPU" in out
 
 
 @pytest.mark.parametrize(
