@@ -10,7 +10,7 @@ from torch.nn import functional as F
 from torch_geometric.data import Batch, Data
 
 from graphbench.data.info import DatasetInfo, FeatureSpec
-from graphbench.modules.link_task_module import LinkTaskModule
+from graphbench.modules.link_task_module import LinkTaskModule, invalid_pairs
 from graphbench.run.errors import ConfigError
 
 
@@ -115,3 +115,32 @@ def test_ranking_trains_with_the_configured_loss_over_all_sampled_pairs() -> Non
     torch.testing.assert_close(pooled, expected)
     ogb = module("ranking", "mrr").sampled_pairs_loss(pos, neg)
     torch.testing.assert_close(ogb, F.softplus(-pos).mean() + F.softplus(neg).mean())
+
+
+def test_invalid_pairs_are_positives_and_every_repeat_after_the_first() -> None:
+    keys = torch.tensor([7, 3, 7, 9, 3, 7, 2])
+    assert invalid_pairs(keys, positives=torch.tensor([2, 11])).tolist() == [False, False, True, False, True, True, True]
+
+
+def test_ranking_negatives_are_redrawn_until_no_pair_repeats_or_hits_a_positive() -> None:
+    # one graph of 3 nodes, head 0 with positive tail 1: the valid negatives of head 0 are (0, 0) and (0, 2)
+    batch = Batch.from_data_list([Data(num_nodes=3)])
+    pos = torch.tensor([[0], [1]])
+    task = module("ranking", "mrr_filtered", num_negatives=2)
+    both = 0
+    for seed in range(20):
+        torch.manual_seed(seed)
+        pairs = list(zip(*task.sample_negatives(batch, pos, num_nodes=3).tolist(), strict=True))
+        assert len(set(pairs)) == len(pairs) and set(pairs) <= {(0, 0), (0, 2)}
+        both += len(pairs) == 2
+    # one draw alone gives both valid pairs with probability 2/3 * 1/3; ten redraws leave a slot invalid
+    # with probability about (2/3)^11 each: 18 of 20 seeds at least (these seeds: 19)
+    assert both >= 18
+
+
+def test_ranking_negatives_that_stay_invalid_are_dropped() -> None:
+    # head 0's only other node is a positive: every draw is invalid, every negative dropped after the redraws
+    batch = Batch.from_data_list([Data(num_nodes=2)])
+    pos = torch.tensor([[0, 0], [0, 1]])
+    neg = module("ranking", "mrr_filtered", num_negatives=3).sample_negatives(batch, pos, num_nodes=2)
+    assert neg.shape == (2, 0)

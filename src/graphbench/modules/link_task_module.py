@@ -23,6 +23,19 @@ from graphbench.run.errors import ConfigError
 PROTOCOLS: tuple[str, ...] = ("classification", "hits", "ranking")
 
 
+#: redraws of an invalid sampled negative before it is dropped (LRGB's ``tries_left``)
+RESAMPLE_TRIES: int = 10
+
+
+def invalid_pairs(keys: Tensor, positives: Tensor) -> Tensor:
+    """Which of the pair ``keys`` (``head * num_nodes + tail``) are known positives, or repeat a key that
+    comes earlier in ``keys`` (the first of equal keys is valid)."""
+    sorted_keys, order = torch.sort(keys, stable=True)  # fixed-size outputs: no host sync, unlike torch.unique
+    repeats = torch.zeros_like(keys, dtype=torch.bool)
+    repeats[1:] = sorted_keys[1:] == sorted_keys[:-1]
+    return torch.isin(keys, positives) | torch.empty_like(repeats).scatter_(0, order, repeats)
+
+
 class LinkTaskModule(GraphTaskModule):
     r"""Link prediction and edge classification. The network returns node embeddings :math:`h`; a pair
     :math:`(u, v)` is scored by the network's head, :math:`s_{uv} = \mathrm{head}(h_u \odot h_v)`, or
@@ -102,7 +115,13 @@ class LinkTaskModule(GraphTaskModule):
 
     def sample_negatives(self, batch: Batch, pos: Tensor, num_nodes: int) -> Tensor:
         """``num_negatives`` negatives per positive: uniformly random pairs (hits), or the positive's head
-        with a uniformly random node of its graph (ranking); known positives are dropped."""
+        with a uniformly random node of its graph (ranking).
+
+        Ranking follows LRGB's ``custom_structured_negative_sampling`` (vijaydwivedi75/lrgb@2410e9e,
+        graphgps/loader/dataset/pcqm4mv2_contact.py): a tail that makes a known positive, or a pair drawn
+        earlier in the batch, is drawn again, :data:`RESAMPLE_TRIES` times at most, and a pair still
+        invalid after that is dropped. Every round redraws the invalid tails only, with no host sync
+        (the rounds run whether or not anything is left to redraw)."""
         k = self.num_negatives
         if k == 0 or pos.size(1) == 0:
             return pos.new_zeros(2, 0)
@@ -112,8 +131,17 @@ class LinkTaskModule(GraphTaskModule):
         heads = pos[0].repeat_interleave(k)
         graph = node_graph[heads]
         sizes = (ptr[1:] - ptr[:-1])[graph]
-        tails = ptr[graph] + (torch.rand(heads.numel(), device=pos.device) * sizes).long().clamp(max=sizes - 1)
-        keep = ~torch.isin(heads * num_nodes + tails, pos[0] * num_nodes + pos[1])
+        positives = pos[0] * num_nodes + pos[1]
+
+        def draw() -> Tensor:
+            return ptr[graph] + (torch.rand(heads.numel(), device=pos.device) * sizes).long().clamp(max=sizes - 1)
+
+        tails = draw()
+        invalid = invalid_pairs(heads * num_nodes + tails, positives)
+        for _ in range(RESAMPLE_TRIES):
+            tails = torch.where(invalid, draw(), tails)
+            invalid = invalid_pairs(heads * num_nodes + tails, positives)
+        keep = ~invalid
         return torch.stack([heads[keep], tails[keep]])
 
     def rank_queries(self, batch: Batch, h: Tensor, pos: Tensor) -> tuple[dict[str, Tensor], Tensor, Tensor, Tensor]:
