@@ -1,9 +1,10 @@
 r"""Speed-ups: the one room of graphbench that holds CPU-specific kernels and touches other packages'
-private names. The networks are built from plain building blocks (``torch.nn.Linear``,
+private names for speed (the few other touches, where nothing public does the job, are listed with
+their reasons in tests/test_private_names.py). The networks are built from plain building blocks (``torch.nn.Linear``,
 ``torch.nn.Dropout``, PyG's ``Linear``); this package swaps faster kernels in, and nothing else
 imports them. One switch, ``speedups=auto|off`` (``conf/speedups/``), decides:
 
-* :func:`apply` (the network, from :func:`graphbench.build.network_builder`): every ``nn.Linear``
+* :func:`apply` (the network, from :func:`graphbench.build.model.network_builder`): every ``nn.Linear``
   and PyG ``Linear`` computes its product on oneDNN (:mod:`~graphbench.speedups.linear`) and every
   ``nn.Dropout`` draws torch's own CPU masks with a compiled kernel
   (:mod:`~graphbench.speedups.dropout`, :mod:`~graphbench.speedups.cpu_bernoulli`). Only the class
