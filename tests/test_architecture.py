@@ -295,3 +295,41 @@ def test_the_length_check_names_each_long_function_nested_ones_too(tmp_path: Pat
     )
     assert long_functions(tmp_path / "m.py", 2) == ["m.py:5 outer: 6 lines", "m.py:6 inner: 3 lines"]
     assert long_functions(tmp_path / "m.py", 6) == []
+
+
+# -- each package's __init__ docstring names its modules ------------------------------------------------------
+
+
+def unnamed_modules(package: Path) -> list[str]:
+    """``<package>/__init__.py: <module>`` for every module and subpackage of every package under ``package``
+    (itself included) whose name is not a word of its package's ``__init__`` docstring."""
+    problems = []
+    for init in sorted(package.rglob("__init__.py")):
+        doc = ast.get_docstring(ast.parse(init.read_text(), str(init))) or ""
+        folder = init.parent
+        names = [p.stem for p in folder.glob("*.py") if p.name != "__init__.py"]
+        names += [p.name for p in folder.iterdir() if (p / "__init__.py").is_file()]
+        for name in sorted(names):
+            if not re.search(rf"(?<![\w]){re.escape(name)}(?![\w])", doc):
+                problems.append(f"{init.relative_to(package).as_posix()}: {name}")
+    return problems
+
+
+def test_each_package_docstring_names_its_modules() -> None:
+    problems = unnamed_modules(REPO / "src" / PACKAGE)
+    assert problems == [], "name each module in its package's __init__ docstring:\n" + "\n".join(problems)
+
+
+def test_the_docstring_check_names_each_unnamed_module(tmp_path: Path) -> None:
+    _write(
+        tmp_path,
+        {
+            "pkg/__init__.py": '"""The package: :mod:`pkg.alpha` and ``sub``."""\n',
+            "pkg/alpha.py": "",
+            "pkg/alphabet.py": "",
+            "pkg/__main__.py": "",
+            "pkg/sub/__init__.py": "",
+            "pkg/sub/beta.py": "",
+        },
+    )
+    assert unnamed_modules(tmp_path / "pkg") == ["__init__.py: __main__", "__init__.py: alphabet", "sub/__init__.py: beta"]

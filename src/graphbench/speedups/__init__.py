@@ -26,6 +26,9 @@ imports them. One switch, ``speedups=auto|off`` (``conf/speedups/``), decides:
 ``torch.compile(dynamic=True)``, or, for batches padded to buckets (``dataset.pad_to=buckets``), with
 ``dynamic=False`` and ``fullgraph=True``, in ``model.compile_mode`` (:data:`COMPILE_MODES`;
 ``reduce-overhead``: CUDA graphs on a GPU); the kernels step aside while it traces.
+
+These four functions live in :mod:`~graphbench.speedups.seam`; whether a tensor is inside a ``torch.func``
+transform: :mod:`~graphbench.speedups.functorch`.
 """
 
 from graphbench.speedups.seam import CHOICES, COMPILE_MODES, apply, compile_network, profiler, run_scope

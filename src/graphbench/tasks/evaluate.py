@@ -54,7 +54,8 @@ def evaluate(cfg: DictConfig, *, splits: Sequence[str] = SPLITS, overrides: Sequ
     Every ending is recorded, as a train run's: a missing or unreadable ``ckpt_path``, a checkpoint
     without a config, unknown splits or several devices end the run at once with a one-line
     ``failed: ...`` status (the config recorded is then the command line's)."""
-    refusal: ConfigError | None = None
+    checkpoint: dict[str, Any] = {}
+    refusal: ConfigError | None = None  # recorded as the run's status, with the command line's config
     try:
         checkpoint, cfg = _prepared(cfg, list(splits), overrides)
     except ConfigError as exc:

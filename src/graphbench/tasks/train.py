@@ -77,10 +77,9 @@ def train(cfg: DictConfig, overrides: Sequence[str] = (), checkpoint: str = "bes
             launch_context(cfg, processes, frame.output_dir, resume=resume_from is not None),
             speedups.run_scope(cfg.speedups.enabled),
         ):
-            trainer = build_trainer(
-                cfg, [*parts.trainer_callbacks(record), threads], frame.loggers, str(frame.output_dir),
-                plugins=cluster_plugins(), **parts.trainer_arguments(resume_from),
-            )  # fmt: skip
+            callbacks = [*parts.trainer_callbacks(record), threads]
+            arguments = {"plugins": cluster_plugins(), **parts.trainer_arguments(resume_from)}
+            trainer = build_trainer(cfg, callbacks, frame.loggers, str(frame.output_dir), **arguments)
             with frame.signals.lightning_loop():
                 trainer.fit(module, datamodule=datamodule, ckpt_path=str(resume_from) if resume_from else None)
             raise_if_stopped(trainer)
