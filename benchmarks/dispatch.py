@@ -44,7 +44,8 @@ from torch_geometric.transforms import BaseTransform
 
 from benchmarks.common import Context, Row, Target, compose_config, interleaved, median, paired_ratio
 from benchmarks.reference import RECIPES, Recipe, ReferenceNet, copy_weights
-from graphbench.build import build_datamodule, network_builder, network_width
+from graphbench.build.data import build_datamodule
+from graphbench.build.model import network_builder, network_width
 from graphbench.config.instantiate import METADATA_KEYS, build
 from graphbench.data.store.padding import Bucket, pad_batch, real_graphs, round_up
 from graphbench.speedups import compile_network

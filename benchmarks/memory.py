@@ -17,7 +17,7 @@ import numpy as np
 
 from benchmarks.common import QUICK_CYCLES, REPO, Context, Row, Target, compose_config
 from benchmarks.peptides import RAW
-from graphbench.build import build_datamodule
+from graphbench.build.data import build_datamodule
 from graphbench.callbacks.resources import peak_rss_mb
 
 GROWTH = Target("<=", 1.0, " MiB/epoch")

@@ -20,8 +20,8 @@ loop is Lightning's, the rest graphbench's.
 A last row takes the compute away: the ``dispatch`` group's batch of four tiny molecules
 (:func:`benchmarks.dispatch.tiny_batch`) and its LRGB-tuned GCN, ``STEPS_PER_EPOCH`` copies of the
 batch an epoch, so that a step is almost all per-step cost. graphbench's Trainer (its task module,
-callbacks, loggers and speed-ups as ``train`` builds them: :func:`graphbench.build.prepared_model`,
-the config's callbacks and loggers, :func:`graphbench.build.build_trainer`) against the hand loop
+callbacks, loggers and speed-ups as ``train`` builds them: :func:`graphbench.build.model.prepared_model`,
+the config's callbacks and loggers, :func:`graphbench.build.trainer.build_trainer`) against the hand loop
 training a copy of the same network with the same optimizer, loss and clipping, and Lightning alone;
 per training step, over the same span as the other rows. ``GRAPHBENCH_BENCH_OVERHEAD=step`` (or ``epoch``)
 measures those rows alone."""
@@ -60,17 +60,13 @@ from benchmarks.common import (
 from benchmarks.dispatch import SMILES, tiny_batch
 from benchmarks.reference import RECIPES
 from graphbench import speedups
-from graphbench.build import (
-    build_callbacks,
-    build_datamodule,
-    build_trainer,
-    network_builder,
-    network_width,
-    open_loggers,
-    prepared_model,
-)
+from graphbench.build.callbacks import build_callbacks
+from graphbench.build.data import build_datamodule
+from graphbench.build.loggers import open_loggers
+from graphbench.build.model import network_builder, network_width, prepared_model
+from graphbench.build.trainer import build_trainer
 from graphbench.config.instantiate import METADATA_KEYS, build
-from graphbench.data.info import DatasetInfo
+from graphbench.data.datamodules import DataModule
 from graphbench.data.store.full_batch import full_batch_loader
 from graphbench.modules.network import count_parameters
 from graphbench.run.record import RunRecord
@@ -383,19 +379,19 @@ def tiny_config(ctx: Context, run_dir: Path, epochs: int) -> DictConfig:
     )
 
 
-def tiny_batch_of(cfg: DictConfig) -> tuple[Batch, DatasetInfo]:
-    info = build_datamodule(cfg).info  # Peptides-func knows its facts without its data
-    return tiny_batch(build(cfg.pe.transform, "pe.transform", METADATA_KEYS), info.num_outputs), info
+def tiny_batch_of(cfg: DictConfig) -> tuple[Batch, DataModule]:
+    datamodule = build_datamodule(cfg)  # Peptides-func knows its facts without its data
+    return tiny_batch(build(cfg.pe.transform, "pe.transform", METADATA_KEYS), datamodule.info.num_outputs), datamodule
 
 
 def graphbench_steps(ctx: Context, run_dir: Path, steps: int, epochs: int) -> Measured:
     """graphbench's Trainer on the tiny batch: the task module, callbacks and loggers ``train`` builds
     from the config, :class:`EpochClock` last, inside the run's speed-up scope."""
     cfg = tiny_config(ctx, run_dir, epochs)
-    batch, info = tiny_batch_of(cfg)
+    batch, datamodule = tiny_batch_of(cfg)
     L.seed_everything(cfg.seed, workers=True, verbose=False)
     record = RunRecord(status="running", config=OmegaConf.to_container(cfg, resolve=True), run_dir=str(run_dir))
-    module = prepared_model(cfg, info, record)
+    module = prepared_model(cfg, datamodule, record)
     parts = RunCallbacks.of(build_callbacks(cfg))
     loggers: list[Any] = []
     open_loggers(cfg, record, loggers)
@@ -416,7 +412,8 @@ def tiny_recipe(ctx: Context, run_dir: Path, steps: int, epochs: int) -> tuple[R
     """The plain contenders' :class:`Recipe` on the tiny batch (the network at the run's seed, the
     recipe's optimizer and loss), and its gradient clipping norm."""
     cfg = tiny_config(ctx, run_dir, epochs)
-    batch, info = tiny_batch_of(cfg)
+    batch, datamodule = tiny_batch_of(cfg)
+    info = datamodule.info
     L.seed_everything(cfg.seed, workers=True, verbose=False)
     model = network_builder(cfg, info)(network_width(cfg, network_builder(cfg, info)))
     optimizer = build(cfg.optimizer, "optimizer", METADATA_KEYS)(model.parameters())

@@ -17,7 +17,7 @@ from torch_geometric.utils import get_laplacian, to_dense_adj
 
 from benchmarks.common import QUICK_CYCLES, Context, Row, Target, compose_config, fmt_s, interleaved, median, paired_ratio, timed
 from benchmarks.peptides import RAW, datamodule
-from graphbench.build import build_datamodule
+from graphbench.build.data import build_datamodule
 from graphbench.data.store.encodings import precompute_store, separated_graphs
 from graphbench.data.store.graph_store import GraphStore
 

@@ -40,7 +40,8 @@ from torch_geometric.nn import GCNConv, GINEConv, MessagePassing, global_mean_po
 
 from benchmarks.common import REPO, Context, Row, Target, compose_config, fmt_s, interleaved, median, paired_ratio
 from benchmarks.peptides import RAW, datamodule
-from graphbench.build import build_datamodule, network_builder, network_width
+from graphbench.build.data import build_datamodule
+from graphbench.build.model import network_builder, network_width
 from graphbench.callbacks.resources import peak_rss_mb
 from graphbench.config.instantiate import METADATA_KEYS, build
 from graphbench.data.datamodules import DataModule

@@ -65,7 +65,8 @@ def measure(args: dict[str, Any]) -> dict[str, Any]:
     import lightning as L
     import torch
 
-    from graphbench.build import build_datamodule, network_builder
+    from graphbench.build.data import build_datamodule
+    from graphbench.build.model import network_builder
     from graphbench.callbacks.resources import peak_rss_mb
 
     ctx = Context(Path(args["data_dir"]), Path(args["cache_dir"]), Path(args["work_dir"]))

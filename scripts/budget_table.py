@@ -1,7 +1,7 @@
 """Solved widths under the parameter budgets, as ``docs/budget_widths.md``.
 
 For every model x budget x pe, the width is solved as a run would solve it
-(:func:`graphbench.build.network_builder` on the composed config, then
+(:func:`graphbench.build.model.network_builder` on the composed config, then
 :func:`graphbench.modules.budget.solve_width`), on Peptides-func's feature spec (OGB atom and bond
 features, 10 binary outputs). Models are built on the ``meta`` device, which allocates nothing.
 
@@ -20,7 +20,7 @@ import torch
 from hydra import compose, initialize_config_dir
 from torch import nn
 
-from graphbench.build import network_builder
+from graphbench.build.model import network_builder
 from graphbench.data.info import DatasetInfo, FeatureSpec
 from graphbench.modules.budget import solve_width
 

@@ -58,7 +58,7 @@ def import_graph(src: Path, package: str) -> dict[str, set[str]]:
 
 
 def room_of(module: str, package: str) -> str:
-    """``graphbench.data.sources.base`` -> ``data``; a top-level module is its own room (``build``)."""
+    """``graphbench.data.sources.base`` -> ``data``; a top-level module is its own room (``main``)."""
     parts = module.split(".")
     return parts[1] if len(parts) > 1 else ""
 
@@ -155,7 +155,7 @@ def test_the_checker_finds_a_cycle_an_upward_import_a_peer_import_and_an_unliste
             "pkg/build.py": "from pkg.tasks.train import train\nfrom pkg import report\n",
             "pkg/report.py": "",
             "pkg/tasks/__init__.py": "",
-            "pkg/tasks/train.py": "from pkg.run.frame import recorded_run\nfrom . import igb\n",
+            "pkg/tasks/train.py": "from pkg.run.frame import run_frame\nfrom . import igb\n",
             "pkg/tasks/igb.py": "def f():\n    from .train import train\n",
             "pkg/run/__init__.py": "",
             "pkg/run/frame.py": "import pkg.run.record\n",
@@ -256,8 +256,8 @@ def test_the_mirror_check_names_missing_tests_and_stale_allow_list_entries(tmp_p
 
 #: the most lines a function of the tasks or the builders may span, from its ``def`` to its last line
 MAX_FUNCTION_LINES: int = 60
-#: the package paths that hold the limit: every module under ``tasks/``, and ``build.py``
-SHORT_FUNCTION_PATHS: tuple[str, ...] = ("tasks", "build.py")
+#: the package paths that hold the limit: every module under ``tasks/`` and ``build/``
+SHORT_FUNCTION_PATHS: tuple[str, ...] = ("tasks", "build")
 
 
 def long_functions(path: Path, limit: int) -> list[str]:
@@ -295,3 +295,41 @@ def test_the_length_check_names_each_long_function_nested_ones_too(tmp_path: Pat
     )
     assert long_functions(tmp_path / "m.py", 2) == ["m.py:5 outer: 6 lines", "m.py:6 inner: 3 lines"]
     assert long_functions(tmp_path / "m.py", 6) == []
+
+
+# -- each package's __init__ docstring names its modules ------------------------------------------------------
+
+
+def unnamed_modules(package: Path) -> list[str]:
+    """``<package>/__init__.py: <module>`` for every module and subpackage of every package under ``package``
+    (itself included) whose name is not a word of its package's ``__init__`` docstring."""
+    problems = []
+    for init in sorted(package.rglob("__init__.py")):
+        doc = ast.get_docstring(ast.parse(init.read_text(), str(init))) or ""
+        folder = init.parent
+        names = [p.stem for p in folder.glob("*.py") if p.name != "__init__.py"]
+        names += [p.name for p in folder.iterdir() if (p / "__init__.py").is_file()]
+        for name in sorted(names):
+            if not re.search(rf"(?<![\w]){re.escape(name)}(?![\w])", doc):
+                problems.append(f"{init.relative_to(package).as_posix()}: {name}")
+    return problems
+
+
+def test_each_package_docstring_names_its_modules() -> None:
+    problems = unnamed_modules(REPO / "src" / PACKAGE)
+    assert problems == [], "name each module in its package's __init__ docstring:\n" + "\n".join(problems)
+
+
+def test_the_docstring_check_names_each_unnamed_module(tmp_path: Path) -> None:
+    _write(
+        tmp_path,
+        {
+            "pkg/__init__.py": '"""The package: :mod:`pkg.alpha` and ``sub``."""\n',
+            "pkg/alpha.py": "",
+            "pkg/alphabet.py": "",
+            "pkg/__main__.py": "",
+            "pkg/sub/__init__.py": "",
+            "pkg/sub/beta.py": "",
+        },
+    )
+    assert unnamed_modules(tmp_path / "pkg") == ["__init__.py: __main__", "__init__.py: alphabet", "sub/__init__.py: beta"]

@@ -67,14 +67,14 @@ def test_every_dotted_name_in_prose_resolves() -> None:
 
 
 def test_the_checker_finds_names_and_tells_stale_ones_apart(tmp_path: Path) -> None:
-    assert resolves("graphbench.build.network_builder") and resolves("graphbench.run.threads")
+    assert resolves("graphbench.build.model.network_builder") and resolves("graphbench.run.threads")
     assert not resolves("graphbench.tasks.train.network_builder") and not resolves("graphbench.no_such_room")
     module = tmp_path / "m.py"
     module.write_text(
-        '"""See graphbench.build.build_datamodule."""\ngraphbench = object()  # graphbench.run.frame\nx = graphbench.state_dict\n'
+        '"""See graphbench.build.data.build_datamodule."""\ngraphbench = object()  # graphbench.run.frame\nx = graphbench.state_dict\n'
     )
     prose = " ".join(prose_of_python(module))
-    assert NAME.findall(prose) == ["graphbench.build.build_datamodule", "graphbench.run.frame"]
+    assert NAME.findall(prose) == ["graphbench.build.data.build_datamodule", "graphbench.run.frame"]
 
 
 @pytest.mark.parametrize("text", ["~graphbench.run.threads.cpu_allowance", "`graphbench.run.record.RunRecord`"])

@@ -21,9 +21,10 @@ from omegaconf import DictConfig
 from torch import Tensor, nn
 from torch_geometric.utils import scatter
 
-from graphbench.build import build_datamodule, network_builder
+from graphbench.build.data import build_datamodule
+from graphbench.build.model import network_builder
 from graphbench.modules.layers.contract import Layer
-from graphbench.run.frame import RunFrame, record_raw_files, recorded_run
+from graphbench.run.frame import completed_run, record_raw_files, run_frame
 from graphbench.run.record import SPLITS, RunRecord
 from graphbench.tasks.train import train
 from tests.data.test_adding_a_dataset import TINY_YAML
@@ -75,7 +76,10 @@ def split_sizes(cfg: DictConfig, *, overrides: Sequence[str] = ()) -> RunRecord:
     """An analysis task added by a test: the number of graphs and nodes in each split of the configured
     (many-graph) dataset, written as ``{split}/graphs`` and ``{split}/nodes`` into ``results.json``."""
 
-    def body(cfg: DictConfig, record: RunRecord, frame: RunFrame) -> None:
+    if (done := completed_run(cfg)) is not None:  # resume=auto skips a completed run
+        return done
+    with run_frame(cfg, overrides) as frame:
+        record = frame.record
         datamodule = build_datamodule(cfg)
         datamodule.prepare_data()
         datamodule.setup("fit")
@@ -85,8 +89,7 @@ def split_sizes(cfg: DictConfig, *, overrides: Sequence[str] = ()) -> RunRecord:
             ids = datamodule.splits[split]
             record.metrics[f"{split}/graphs"] = len(ids)
             record.metrics[f"{split}/nodes"] = int(nodes_per_graph[ids].sum())
-
-    return recorded_run(cfg, body, overrides=overrides)
+    return frame.record
 
 
 TASK_YAML = f"""\

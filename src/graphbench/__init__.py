@@ -1,4 +1,13 @@
-"""graphbench: fair, reproducible benchmarking of graph neural networks (Hydra + Lightning + PyG)."""
+"""graphbench: fair, reproducible benchmarking of graph neural networks (Hydra + Lightning + PyG).
+
+Its rooms, top first (the order and the import rules: docs/architecture.md): ``__main__`` (the
+``graphbench`` command's entry point) and :mod:`~graphbench.main` (compose the config, run its task);
+:mod:`~graphbench.sweep` and :mod:`~graphbench.reproduce` (searches, a paper's table);
+:mod:`~graphbench.tasks`; :mod:`~graphbench.analysis`; :mod:`~graphbench.report`;
+:mod:`~graphbench.build` (config -> objects); :mod:`~graphbench.callbacks`; :mod:`~graphbench.modules`;
+:mod:`~graphbench.metrics`; :mod:`~graphbench.data`; :mod:`~graphbench.transforms`;
+:mod:`~graphbench.speedups`; :mod:`~graphbench.config`; :mod:`~graphbench.run`. The YAML files are the
+package ``graphbench.conf``."""
 
 from graphbench.run import threads as _threads
 

@@ -30,7 +30,7 @@ from hydra.core.plugins import Plugins
 from hydra.types import RunMode
 from omegaconf import DictConfig, open_dict
 
-from graphbench.config.instantiate import METADATA_KEYS, build
+from graphbench.build.task import build_task
 from graphbench.run import config_errors
 from graphbench.run.cli import end_line, format_summary, installed_version_text, quiet_library_logging
 from graphbench.run.distributed import is_rank_zero
@@ -57,8 +57,7 @@ Plugins.instance().register(OptunaSweeper)
 def run_task(cfg: DictConfig, overrides: Sequence[str] = ()) -> RunRecord:
     """Run ``cfg.task``; ``overrides`` (Hydra's task overrides) go into the run's provenance."""
     share_tensors_through_files()  # before any DataLoader forks its workers
-    task = build(cfg.task, "task", METADATA_KEYS)
-    return task(cfg, overrides=list(overrides))
+    return build_task(cfg)(cfg, overrides=list(overrides))
 
 
 def main() -> float | None:

@@ -13,7 +13,7 @@ from torch import nn
 from torch_geometric.data import Data
 
 from benchmarks.reference import ReferenceNet, copy_weights, reference_name, train_rounds
-from graphbench.build import network_builder
+from graphbench.build.model import network_builder
 from graphbench.data.info import DatasetInfo, FeatureSpec
 from graphbench.modules.layers import GatedGCNLayer, GCNLayer, GINELayer
 from tests.modules.test_propagation import _peptide_batch

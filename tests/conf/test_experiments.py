@@ -9,7 +9,7 @@ import shlex
 import pytest
 from omegaconf import DictConfig, OmegaConf
 
-from graphbench.data.samplers.config import build_sampler
+from graphbench.build.data import build_sampler
 from tests.conf.test_compose import composed
 from tests.paths import CONF
 

@@ -12,7 +12,7 @@ from hydra import compose
 from omegaconf import DictConfig, OmegaConf, open_dict
 from torch_geometric.data import Batch, Data
 
-from graphbench.build import network_builder, network_width
+from graphbench.build.model import network_builder, network_width
 from graphbench.config.checks import recipe_card_problems
 from graphbench.data.datamodules import NodeLevelDataModule
 from graphbench.data.datamodules.schema import READ_ELSEWHERE

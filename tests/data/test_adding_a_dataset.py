@@ -14,7 +14,7 @@ import torch
 from omegaconf import DictConfig
 from torch import Tensor
 
-from graphbench.build import build_datamodule
+from graphbench.build.data import build_datamodule
 from graphbench.data.datamodules import GraphLevelDataModule
 from graphbench.data.info import DataFacts, FeatureSpec
 from graphbench.data.io.raw_root import RawRoot

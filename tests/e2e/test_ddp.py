@@ -13,7 +13,9 @@ import pytest
 import torch
 from omegaconf import DictConfig
 
-from graphbench.build import build_datamodule, build_task_module, network_builder
+from graphbench.build.data import build_datamodule
+from graphbench.build.model import network_builder
+from graphbench.build.task_module import build_task_module
 from graphbench.callbacks.predictions import TestPredictions
 from tests.conftest import FAST_CYCLES
 from tests.e2e.test_cli import run_cli

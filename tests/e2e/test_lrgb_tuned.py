@@ -12,7 +12,8 @@ from pathlib import Path
 import pytest
 from omegaconf import DictConfig, OmegaConf
 
-from graphbench.build import build_datamodule, network_builder
+from graphbench.build.data import build_datamodule
+from graphbench.build.model import network_builder
 from graphbench.data.io.raw_files import RawFile, md5sum
 from graphbench.data.sources.graph import peptides
 from graphbench.data.sources.link import pcqm_contact

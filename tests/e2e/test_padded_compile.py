@@ -16,7 +16,8 @@ import pytest
 import torch
 from omegaconf import DictConfig
 
-from graphbench.build import build_datamodule, prepared_model
+from graphbench.build.data import build_datamodule
+from graphbench.build.model import prepared_model
 from graphbench.data.io.raw_files import RawFile, md5sum
 from graphbench.data.sources.graph import peptides
 from graphbench.run.record import RunRecord
@@ -86,7 +87,7 @@ class StepRecorder(L.Callback):
 def one_epoch(cfg: DictConfig) -> StepRecorder:
     datamodule = build_datamodule(cfg)
     datamodule.setup()
-    model = prepared_model(cfg, datamodule.info, RunRecord(status="running", config=None))
+    model = prepared_model(cfg, datamodule, RunRecord(status="running", config=None))
     recorder = StepRecorder()
     trainer = L.Trainer(
         max_epochs=1,

@@ -17,7 +17,7 @@ import pytest
 import torch
 from omegaconf import DictConfig
 
-from graphbench.build import build_datamodule
+from graphbench.build.data import build_datamodule
 from tests.conftest import FAST_CYCLES, torch_threads
 from tests.paths import REPO, SHARED_DATA
 from tests.run.test_threads import spin_counts

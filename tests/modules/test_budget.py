@@ -19,7 +19,7 @@ import torch
 from omegaconf import DictConfig
 from torch import nn
 
-from graphbench.build import network_builder
+from graphbench.build.model import network_builder
 from graphbench.data.info import DatasetInfo, FeatureSpec
 from graphbench.modules.budget import solve_width
 from graphbench.modules.network import count_parameters

@@ -27,7 +27,8 @@ from torch.utils._device import _device_constructors
 from torch_geometric.data import Data
 from torch_geometric.loader import DataLoader
 
-from graphbench.build import build_task_module, network_builder
+from graphbench.build.model import network_builder
+from graphbench.build.task_module import build_task_module
 from graphbench.data.info import DatasetInfo, FeatureSpec
 from graphbench.transforms.rwse import RWSE
 from tests.paths import REPO

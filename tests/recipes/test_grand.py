@@ -10,7 +10,7 @@ from typing import Any
 import pytest
 from torch import nn
 
-from graphbench.build import network_builder
+from graphbench.build.model import network_builder
 from graphbench.data.info import DatasetInfo, FeatureSpec
 from graphbench.modules.network import count_parameters
 from tests.recipes._source import composed, deviation_keys, mismatches

@@ -23,7 +23,7 @@ from torch_geometric.nn import GCNConv, GINEConv, global_mean_pool
 from torch_geometric.nn import Linear as PygLinear
 from torch_geometric.utils import scatter, to_dense_batch
 
-from graphbench.build import network_builder
+from graphbench.build.model import network_builder
 from graphbench.data.info import DatasetInfo, FeatureSpec
 from graphbench.modules.heads import L2Normalize, score_pairs
 from graphbench.modules.network import count_parameters

@@ -14,7 +14,7 @@ from torch_geometric.nn import GCNConv, MixHopConv
 
 from graphbench.analysis.igb.fit import flatten, with_overrides
 from graphbench.analysis.igb.validutil import final_config
-from graphbench.build import network_builder
+from graphbench.build.model import network_builder
 from graphbench.data.info import DatasetInfo, FeatureSpec
 from graphbench.modules.layers import GCNLayer
 from graphbench.modules.network import count_parameters

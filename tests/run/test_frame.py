@@ -3,14 +3,27 @@
 from __future__ import annotations
 
 import json
+from collections.abc import Callable, Sequence
 from pathlib import Path
 
 import pytest
 from omegaconf import DictConfig, OmegaConf
 
 from graphbench.run.errors import ConfigError, DataError, Pruned
-from graphbench.run.frame import RunBody, RunFrame, recorded_run
+from graphbench.run.frame import RunFrame, completed_run, run_frame, worker_frame
 from graphbench.run.record import RunRecord
+
+#: ``body(cfg, record, frame)``: a run's work, as a task does it inside its frame
+RunBody = Callable[[DictConfig, RunRecord, RunFrame], None]
+
+
+def recorded_run(cfg: DictConfig, body: RunBody, overrides: Sequence[str] = ()) -> RunRecord:
+    """A task's frame around ``body``: the completed run that resume=auto skips, else ``body`` inside the frame."""
+    if (done := completed_run(cfg)) is not None:
+        return done
+    with run_frame(cfg, overrides) as frame:
+        body(cfg, frame.record, frame)
+    return frame.record
 
 
 def config(run_dir: Path, seed: int = 0, resume: str = "never") -> DictConfig:
@@ -111,3 +124,24 @@ def test_a_pruned_trial_is_recorded_as_pruned_with_what_it_measured(tmp_path: Pa
     on_disk = json.loads((tmp_path / "run" / "results.json").read_text())
     assert record.status == on_disk["status"] == "pruned at epoch 2"
     assert on_disk["epochs_trained"] == 3 and on_disk["metrics"] == {"val/accuracy": 0.8}
+
+
+def test_the_frame_records_the_status_of_work_that_returns_early_and_the_exception_does_not_escape(tmp_path: Path) -> None:
+    with run_frame(config(tmp_path / "a")) as frame:
+        frame.record.epochs_trained = 2
+    assert RunRecord.read(tmp_path / "a" / "results.json").status == "completed" and frame.record.epochs_trained == 2
+    with run_frame(config(tmp_path / "b")) as frame:
+        raise RuntimeError("boom")
+    assert frame.record.status.startswith("failed: RuntimeError: boom (traceback in ")
+    assert (tmp_path / "b" / "error.log").read_text().strip().endswith("RuntimeError: boom")
+
+
+def test_another_ranks_frame_writes_nothing_and_keeps_its_status(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    with worker_frame(tmp_path, resume=False) as frame:
+        assert not frame.writer
+    assert frame.record.status == "completed"
+    with worker_frame(tmp_path, resume=True) as frame:
+        raise RuntimeError("rank 1 failed")
+    assert frame.record.status == "failed: RuntimeError: rank 1 failed" and frame.resume
+    assert "RuntimeError: rank 1 failed" in capsys.readouterr().err  # for its launcher's log
+    assert list(tmp_path.iterdir()) == []

@@ -1,4 +1,4 @@
-"""graphbench.run.loggers: logger lists, TensorBoard, the learning rate, W&B's results artifact."""
+"""graphbench.run.loggers: TensorBoard, the learning rate, W&B's results artifact."""
 
 from __future__ import annotations
 
@@ -14,7 +14,6 @@ from typing import Any
 import pytest
 from tensorboardX.proto.event_pb2 import Event
 
-from graphbench.build import build_loggers
 from graphbench.run.frame import finish_loggers
 from graphbench.run.loggers import (
     RESULTS_ARTIFACT_TYPE,
@@ -25,15 +24,6 @@ from graphbench.run.loggers import (
 from graphbench.run.record import RunRecord
 from graphbench.tasks.train import train
 from tests.conftest import FAST_CYCLES
-
-
-def test_logger_lists_compose_one_logger_per_entry(compose_cfg) -> None:
-    assert [type(lg) for lg in build_loggers(compose_cfg(["logger=[csv,tensorboard]"]))] == [
-        ResumableCSVLogger,
-        RunTensorBoardLogger,
-    ]
-    assert sorted(compose_cfg(["logger=[csv,wandb,tensorboard]"]).logger) == ["csv", "tensorboard", "wandb"]
-    assert build_loggers(compose_cfg(["logger=none"])) == []
 
 
 def _event_tags(directory: Path) -> set[str]:

@@ -8,21 +8,24 @@ from pathlib import Path
 import pytest
 from omegaconf import DictConfig, OmegaConf
 
+from graphbench.run.record import RunRecord
 from graphbench.tasks import ddp_worker
 
 
 def test_the_worker_runs_the_written_config_and_returns_its_exit_code(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    calls: list[tuple[dict, bool]] = []
+    calls: list[tuple[dict, str]] = []
 
-    def train_worker(cfg: DictConfig, resume: bool) -> int:
-        calls.append((OmegaConf.to_container(cfg), resume))  # type: ignore[arg-type]
-        return 3
+    def train(cfg: DictConfig, checkpoint: str) -> RunRecord:
+        calls.append((OmegaConf.to_container(cfg), checkpoint))  # type: ignore[arg-type]
+        return RunRecord(status="preempted", config={})
 
-    monkeypatch.setattr(ddp_worker, "train_worker", train_worker)
-    OmegaConf.save(OmegaConf.create({"seed": 5, "trainer": {"devices": 2}}), tmp_path / "config.yaml")
-    assert ddp_worker.main([str(tmp_path / "config.yaml")]) == 3
-    assert ddp_worker.main([str(tmp_path / "config.yaml"), "--resume"]) == 3
-    assert calls == [({"seed": 5, "trainer": {"devices": 2}}, False), ({"seed": 5, "trainer": {"devices": 2}}, True)]
+    monkeypatch.setattr(ddp_worker, "train", train)
+    written = {"seed": 5, "resume": "auto", "trainer": {"devices": 2}, "task": {"checkpoint": "last"}}
+    OmegaConf.save(OmegaConf.create(written), tmp_path / "config.yaml")
+    assert ddp_worker.main([str(tmp_path / "config.yaml")]) == 143
+    assert ddp_worker.main([str(tmp_path / "config.yaml"), "--resume"]) == 143
+    # rank 0 says whether it resumes from its last.ckpt (--resume), whatever the written config's resume
+    assert calls == [({**written, "resume": "never"}, "last"), ({**written, "resume": "auto"}, "last")]
 
 
 def test_a_missing_config_argument_exits_2_naming_the_module(capsys: pytest.CaptureFixture[str]) -> None:

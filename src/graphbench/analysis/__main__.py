@@ -71,7 +71,9 @@ def graph_of(datamodule: DataModule) -> Data:
 
 def load_graph(cfg: DictConfig) -> tuple[Data, Any]:
     """The graph of ``cfg.dataset`` (via :func:`graph_of`) and the dataset's ``DatasetInfo``."""
-    from graphbench.build import build_datamodule  # imported here: the training stack is heavy and not needed to parse arguments
+    from graphbench.build.data import (
+        build_datamodule,  # imported here: the training stack is heavy and not needed to parse arguments
+    )
 
     datamodule = build_datamodule(cfg)
     datamodule.prepare_data()

@@ -17,7 +17,10 @@ from lightning.pytorch.callbacks import ModelCheckpoint
 from omegaconf import DictConfig
 from torch import Tensor
 
-from graphbench.build import build_datamodule, build_task_module, build_trainer, network_builder, network_width
+from graphbench.build.data import build_datamodule
+from graphbench.build.model import network_builder, network_width
+from graphbench.build.task_module import build_task_module
+from graphbench.build.trainer import build_trainer
 from graphbench.callbacks.divergence import DivergenceGuard
 from graphbench.config.checks import check_config
 from graphbench.data.datamodules.node_level import NodeLevelDataModule

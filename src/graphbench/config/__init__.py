@@ -1,1 +1,3 @@
-"""Config plumbing: instantiating config nodes, checks across groups, OmegaConf resolvers."""
+"""Config plumbing: :mod:`~graphbench.config.instantiate` (instantiating config nodes, errors naming
+the node), :mod:`~graphbench.config.checks` (checks across groups), :mod:`~graphbench.config.resolvers`
+(OmegaConf resolvers)."""

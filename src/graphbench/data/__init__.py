@@ -10,4 +10,6 @@
 
 The facts a dataset hands the model and the metrics (:class:`~graphbench.data.info.DatasetInfo`) live in
 :mod:`graphbench.data.info`, outside this package.
+
+- :mod:`graphbench.data.samplers`: the mini-batch samplers of one-graph tasks (``conf/sampler/``).
 """

@@ -5,6 +5,10 @@
 group and IGB rank stability, :mod:`~graphbench.report.table` renders markdown or CSV,
 :mod:`~graphbench.report.plots` draws learning curves and test-metric strip plots (``--plots``).
 See docs/report.md.
+
+Also: :mod:`~graphbench.report.literature` (the paper column), :mod:`~graphbench.report.provenance`
+(what made a table's runs), :mod:`~graphbench.report.ranks` (average ranks over datasets, Friedman
+and Nemenyi); the command line is ``__main__``.
 """
 
 from graphbench.report.collect import Collection, ReportInputError, collect

@@ -5,4 +5,6 @@ multiruns, the paper's values and sources, layout, cost), :mod:`~graphbench.repr
 cells into ``graphbench -m`` commands, :mod:`~graphbench.reproduce.runner` runs them and resumes an
 earlier invocation, :mod:`~graphbench.reproduce.table` compares ours with the paper's and renders
 Markdown and CSV, :mod:`~graphbench.reproduce.plot` draws it. See docs/reproduce.md.
+
+The command line is ``__main__``.
 """

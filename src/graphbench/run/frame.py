@@ -3,15 +3,17 @@ that records another run is refused, :mod:`graphbench.run.run_dir`), ``resume=au
 completed run, a truthful ``status`` in ``results.json`` on every exit path (``running`` while it
 works, then ``completed``, ``failed: ...``, ``diverged at epoch N``, ``pruned at epoch N``,
 ``interrupted`` or ``preempted``), the run's provenance (:mod:`graphbench.run.provenance`: code, packages, machine,
-overrides, start and end; the body adds the raw files it read), and the loggers finished with that
-status (W&B also gets the provenance as config)."""
+overrides, start and end; the run's work adds the raw files it read), and the loggers finished with
+that status (W&B also gets the provenance as config). A task runs its work inside
+``with run_frame(cfg) as frame:``, after :func:`completed_run` found nothing to skip."""
 
 from __future__ import annotations
 
 import logging
 import time
 import traceback
-from collections.abc import Callable, Sequence
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Protocol
@@ -53,21 +55,18 @@ ERROR_LOG: str = "error.log"
 
 @dataclass
 class RunFrame:
-    """What a run's body gets from its frame: the run directory, the signal state (for
-    ``signals.lightning_loop()`` around Lightning's loops), whether to resume from the last checkpoint,
-    and the list to which it appends the loggers it opens (the frame finishes them with the status)."""
+    """What a run's work gets from its frame: the run directory, the ``record`` it fills (the frame
+    writes it as ``results.json``), the signal state (for ``signals.lightning_loop()`` around
+    Lightning's loops), whether to resume from the last checkpoint, whether this process is the
+    ``writer`` (rank 0 of a DDP run, or the only process: it alone logs and writes files), and the list
+    to which it appends the loggers it opens (the frame finishes them with the status)."""
 
     output_dir: Path
+    record: RunRecord
     signals: SignalState
     resume: bool
+    writer: bool = True
     loggers: list[Any] = field(default_factory=list)
-
-
-#: ``body(cfg, record, frame)``: does the run's work and fills ``record``; any exception it raises
-#: becomes the run's status
-RunBody = Callable[[DictConfig, RunRecord, RunFrame], None]
-#: ``other_rank(cfg, resume)``: what a DDP rank other than 0 runs instead (it writes no file)
-OtherRank = Callable[[DictConfig, bool], RunRecord]
 
 
 def resume_mode(cfg: DictConfig) -> str:
@@ -75,40 +74,65 @@ def resume_mode(cfg: DictConfig) -> str:
     return checked_resume(cfg.get("resume"))
 
 
-def recorded_run(cfg: DictConfig, body: RunBody, other_rank: OtherRank | None = None, overrides: Sequence[str] = ()) -> RunRecord:
-    """Run ``body`` in ``paths.output_dir`` and return its record, also in ``results.json`` there.
+def resolved_config(cfg: DictConfig) -> dict[str, Any] | None:
+    """``cfg`` resolved to plain containers; ``None`` when a value does not resolve (the run then
+    fails on it inside its frame, with the run recorded)."""
+    try:
+        return OmegaConf.to_container(cfg, resolve=True)  # type: ignore[return-value]
+    except Exception:
+        return None
+
+
+def completed_run(cfg: DictConfig) -> RunRecord | None:
+    """The completed run in ``paths.output_dir`` that ``resume=auto`` skips (every rank of a DDP run
+    skips it; rank 0 says so on the console), or ``None``: the run is to be made. On rank 0 a directory
+    holding another run is refused here, before anything is written (:func:`run_frame`)."""
+    output_dir = Path(cfg.paths.output_dir)
+    resume = resume_mode(cfg) == "auto"
+    if not is_rank_zero():  # rank 0 checks the directory
+        return completed_record(output_dir / RESULTS_FILENAME) if resume else None
+    usable_dir(output_dir, "hydra.run.dir")
+    previous = existing_run(output_dir, resume, resolved_config(cfg))
+    if previous is None or not previous.completed:
+        return None
+    # on the console only: the run's log file (run.log) stays as the run left it
+    print(f"skipped: {output_dir} already holds a completed run (resume=auto)", flush=True)
+    return previous
+
+
+@contextmanager
+def run_frame(cfg: DictConfig, overrides: Sequence[str] = ()) -> Iterator[RunFrame]:
+    """The frame of a run in ``paths.output_dir``: the work inside ``with run_frame(cfg) as frame:``
+    fills ``frame.record``, which is also in ``results.json`` there, with the status of however the
+    work ended (the exception, if any, is recorded and not raised further).
 
     The directory must hold no other run: one whose ``results.json`` records a run is refused
     (:class:`ConfigError`, before anything is written) unless ``resume=auto`` and the recorded config
-    equals this one (:func:`graphbench.run.run_dir.existing_run`); then a completed run is skipped and
-    any other continues. A fresh run claims the directory atomically (of two runs started in one
-    directory at once, one is refused). ``other_rank``, when given, runs instead of the frame in a
-    process that is not rank 0 (``is_rank_zero``). ``overrides`` are Hydra's task overrides of the
-    run (``run.py`` passes them; none for a config composed in-process), recorded in its provenance."""
+    equals this one (:func:`graphbench.run.run_dir.existing_run`); then the run continues (a completed
+    one is skipped before its frame opens: :func:`completed_run`). A fresh run claims the directory
+    atomically (of two runs started in one directory at once, one is refused). The process starts on
+    the run's thread count (the config key ``threads``). A DDP rank other than 0 (``is_rank_zero``)
+    gets a frame that writes nothing (:func:`worker_frame`). ``overrides`` are Hydra's task overrides
+    of the run (``run.py`` passes them; none for a config composed in-process), recorded in its
+    provenance."""
     output_dir = Path(cfg.paths.output_dir)
     usable_dir(output_dir, "hydra.run.dir")
     threads = start_threads(threads_setting(cfg.get("threads")))
     apply_threads(threads)
-    results_path = output_dir / RESULTS_FILENAME
     resume = resume_mode(cfg) == "auto"
-    if other_rank is not None and not is_rank_zero():  # rank 0 checks and claims the directory
-        previous = completed_record(results_path) if resume else None
-        return previous if previous is not None else other_rank(cfg, resume)
-    try:
-        config: dict[str, Any] | None = OmegaConf.to_container(cfg, resolve=True)  # type: ignore[assignment]
-    except Exception:  # an unresolvable value: the body fails on it below, with the run recorded
-        config = None
+    if not is_rank_zero():  # rank 0 checks and claims the directory
+        with worker_frame(output_dir, resume) as frame:
+            yield frame
+        return
+    results_path = output_dir / RESULTS_FILENAME
+    config = resolved_config(cfg)
     previous = existing_run(output_dir, resume, config)
-    if previous is not None and previous.completed:
-        # on the console only: the run's log file (run.log) stays as the run left it
-        print(f"skipped: {output_dir} already holds a completed run (resume=auto)", flush=True)
-        return previous
     # the claim holds the config already, so that a run killed right after it continues under resume=auto
     record = RunRecord(status=RUNNING, config=config or {}, run_dir=str(output_dir))
     start = time.perf_counter()
     provenance: Provenance | None = None
     with run_signals() as signals:
-        frame = RunFrame(output_dir, signals, resume)
+        frame = RunFrame(output_dir, record, signals, resume)
         with signals.deferred():  # a signal during the claim takes effect once it is written, as the run's status
             if previous is None:
                 claim(record, results_path, resume, output_dir)
@@ -118,7 +142,7 @@ def recorded_run(cfg: DictConfig, body: RunBody, other_rank: OtherRank | None = 
                 for folder in (output_dir, output_dir / "csv", output_dir / "checkpoints"):
                     for path in remove_partial_files(folder):
                         log.info("removed %s, the partial write of a killed run", path)
-            provenance = record.provenance = collect_provenance(overrides)  # started now; the body adds its raw files
+            provenance = record.provenance = collect_provenance(overrides)  # started now; the work adds its raw files
             provenance.threads = {"start": threads.to_dict()}
             log.info("threads: %s", threads.describe())
             record.config = OmegaConf.to_container(cfg, resolve=True)  # type: ignore[assignment]
@@ -126,7 +150,7 @@ def recorded_run(cfg: DictConfig, body: RunBody, other_rank: OtherRank | None = 
             with signals.deferred():
                 record.write(results_path)
             signals.raise_pending()
-            body(cfg, record, frame)
+            yield frame
             record.status = COMPLETED
         except BaseException as exc:
             record.status = status_of(exc, signals, output_dir)
@@ -138,7 +162,21 @@ def recorded_run(cfg: DictConfig, body: RunBody, other_rank: OtherRank | None = 
                 record.write(results_path)
             signals.pending = None
             finish_loggers(frame.loggers, record)
-    return record
+
+
+@contextmanager
+def worker_frame(output_dir: Path, resume: bool) -> Iterator[RunFrame]:
+    """The frame of a DDP rank other than 0: the same work as rank 0 (which writes every file of the
+    run), its status kept in ``frame.record`` only; an error's traceback goes to stderr, where its
+    launcher collects it."""
+    record = RunRecord(status=RUNNING, config={}, run_dir=str(output_dir))
+    with run_signals() as signals:
+        try:
+            yield RunFrame(output_dir, record, signals, resume, writer=False)
+            record.status = COMPLETED
+        except BaseException as exc:
+            traceback.print_exception(exc)
+            record.status = status_of(exc, signals, None)
 
 
 class ReadsRawFiles(Protocol):

@@ -1,9 +1,10 @@
 r"""Speed-ups: the one room of graphbench that holds CPU-specific kernels and touches other packages'
-private names. The networks are built from plain building blocks (``torch.nn.Linear``,
+private names for speed (the few other touches, where nothing public does the job, are listed with
+their reasons in tests/test_private_names.py). The networks are built from plain building blocks (``torch.nn.Linear``,
 ``torch.nn.Dropout``, PyG's ``Linear``); this package swaps faster kernels in, and nothing else
 imports them. One switch, ``speedups=auto|off`` (``conf/speedups/``), decides:
 
-* :func:`apply` (the network, from :func:`graphbench.build.network_builder`): every ``nn.Linear``
+* :func:`apply` (the network, from :func:`graphbench.build.model.network_builder`): every ``nn.Linear``
   and PyG ``Linear`` computes its product on oneDNN (:mod:`~graphbench.speedups.linear`) and every
   ``nn.Dropout`` draws torch's own CPU masks with a compiled kernel
   (:mod:`~graphbench.speedups.dropout`, :mod:`~graphbench.speedups.cpu_bernoulli`). Only the class
@@ -25,6 +26,9 @@ imports them. One switch, ``speedups=auto|off`` (``conf/speedups/``), decides:
 ``torch.compile(dynamic=True)``, or, for batches padded to buckets (``dataset.pad_to=buckets``), with
 ``dynamic=False`` and ``fullgraph=True``, in ``model.compile_mode`` (:data:`COMPILE_MODES`;
 ``reduce-overhead``: CUDA graphs on a GPU); the kernels step aside while it traces.
+
+These four functions live in :mod:`~graphbench.speedups.seam`; whether a tensor is inside a ``torch.func``
+transform: :mod:`~graphbench.speedups.functorch`.
 """
 
 from graphbench.speedups.seam import CHOICES, COMPILE_MODES, apply, compile_network, profiler, run_scope

@@ -39,6 +39,7 @@ from hydra.core.utils import JobReturn
 from hydra.plugins.launcher import Launcher
 from omegaconf import OmegaConf
 
+from graphbench.build.search import build_search_pruner, build_search_sampler
 from graphbench.conf import CONFIG_DIR
 from graphbench.run.optuna_storage import is_database_url, open_storage
 from graphbench.run.record import RESULTS_FILENAME, RunRecord, is_pruned
@@ -221,7 +222,6 @@ def job_dir(ret: JobReturn) -> Path:
 def run_search(settings: SearchSettings, launcher: Launcher, arguments: Sequence[str], sweep_dir: Path) -> None:
     """The search of ``settings`` over ``hydra.sweeper.params`` and the command line's ``arguments``."""
     import optuna
-    from hydra.utils import instantiate
 
     space = SearchSpace.parse([*params_overrides(settings.params), *arguments])
     if not space.distributions:
@@ -230,11 +230,11 @@ def run_search(settings: SearchSettings, launcher: Launcher, arguments: Sequence
     storage = settings.storage or str(sweep_dir / DEFAULT_JOURNAL)
     if not is_database_url(storage):  # the jobs find the journal file wherever they run
         storage = str(Path(storage).expanduser().resolve())
-    pruner = instantiate(settings.pruner) if settings.pruner is not None else optuna.pruners.NopPruner()
+    pruner = build_search_pruner(settings.pruner)
     study = optuna.create_study(
         study_name=settings.study_name,
         storage=open_storage(storage),
-        sampler=instantiate(settings.sampler),
+        sampler=build_search_sampler(settings.sampler),
         pruner=pruner,
         directions=settings.directions,
         load_if_exists=True,

@@ -1,6 +1,6 @@
 """A worker rank of a local DDP run, started by :class:`graphbench.run.distributed.LocalWorkers` as
-``python -m graphbench.tasks.ddp_worker <resolved config> [--resume]``: the same fit and test as
-rank 0, writing nothing."""
+``python -m graphbench.tasks.ddp_worker <resolved config> [--resume]``: :func:`graphbench.tasks.train.train`
+on that config, which on a rank other than 0 does the same fit and test as rank 0, writing nothing."""
 
 from __future__ import annotations
 
@@ -8,11 +8,12 @@ import argparse
 import logging
 from pathlib import Path
 
-from omegaconf import DictConfig, OmegaConf
+from omegaconf import DictConfig, OmegaConf, open_dict
 
 from graphbench.run.cli import quiet_library_logging
 from graphbench.run.distributed import WORKER_MODULE
-from graphbench.tasks.train import train_worker
+from graphbench.run.record import exit_code
+from graphbench.tasks.train import train
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -25,7 +26,9 @@ def main(argv: list[str] | None = None) -> int:
     quiet_library_logging()
     cfg = OmegaConf.load(args.config)
     assert isinstance(cfg, DictConfig)
-    return train_worker(cfg, resume=args.resume)
+    with open_dict(cfg):
+        cfg.resume = "auto" if args.resume else "never"  # rank 0 resumes from its last.ckpt, or starts afresh
+    return exit_code(train(cfg, checkpoint=str(OmegaConf.select(cfg, "task.checkpoint", default="best"))).status)
 
 
 if __name__ == "__main__":

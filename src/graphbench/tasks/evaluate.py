@@ -24,14 +24,17 @@ from omegaconf import DictConfig, OmegaConf
 from torch.utils.data import DataLoader
 
 from graphbench import speedups
-from graphbench.build import build_datamodule, build_trainer, open_loggers, prepared_model
+from graphbench.build.data import build_datamodule
+from graphbench.build.loggers import open_loggers
+from graphbench.build.model import prepared_model
+from graphbench.build.trainer import build_trainer
 from graphbench.callbacks.predictions import TestPredictions
 from graphbench.config.checks import check_config
 from graphbench.data.datamodules import DataModule
 from graphbench.run.checkpoints import checkpoint_config, network_from_checkpoint, read_checkpoint
 from graphbench.run.distributed import processes_per_node
 from graphbench.run.errors import ConfigError
-from graphbench.run.frame import RunFrame, record_raw_files, recorded_run
+from graphbench.run.frame import RunFrame, completed_run, record_raw_files, run_frame
 from graphbench.run.record import SPLITS, RunRecord
 from graphbench.run.signals import Preempted
 
@@ -51,20 +54,19 @@ def evaluate(cfg: DictConfig, *, splits: Sequence[str] = SPLITS, overrides: Sequ
     Every ending is recorded, as a train run's: a missing or unreadable ``ckpt_path``, a checkpoint
     without a config, unknown splits or several devices end the run at once with a one-line
     ``failed: ...`` status (the config recorded is then the command line's)."""
+    checkpoint: dict[str, Any] = {}
+    refusal: ConfigError | None = None  # recorded as the run's status, with the command line's config
     try:
         checkpoint, cfg = _prepared(cfg, list(splits), overrides)
     except ConfigError as exc:
         refusal = exc
-
-        def refused(cfg: DictConfig, record: RunRecord, frame: RunFrame) -> None:
+    if (done := completed_run(cfg)) is not None:  # resume=auto skips a completed run
+        return done
+    with run_frame(cfg, overrides) as frame:
+        if refusal is not None:
             raise refusal
-
-        return recorded_run(cfg, refused, overrides=overrides)
-
-    def body(cfg: DictConfig, record: RunRecord, frame: RunFrame) -> None:
-        _score(cfg, record, frame, checkpoint, list(splits))
-
-    return recorded_run(cfg, body, overrides=overrides)
+        _score(cfg, frame, checkpoint, list(splits))
+    return frame.record
 
 
 def _prepared(cfg: DictConfig, splits: list[str], overrides: Sequence[str]) -> tuple[dict[str, Any], DictConfig]:
@@ -123,13 +125,10 @@ def _check_split_scorable(datamodule: DataModule, split: str) -> None:
         )
 
 
-def _score(
-    cfg: DictConfig,
-    record: RunRecord,
-    frame: RunFrame,
-    checkpoint: dict[str, Any],
-    splits: list[str],
-) -> None:
+def _score(cfg: DictConfig, frame: RunFrame, checkpoint: dict[str, Any], splits: list[str]) -> None:
+    """Score ``checkpoint``'s network on each of ``splits``, filling ``frame.record`` and writing each
+    split's predictions."""
+    record = frame.record
     check_config(cfg)
     L.seed_everything(cfg.seed, workers=True, verbose=False)
     datamodule = build_datamodule(cfg)
@@ -139,7 +138,7 @@ def _score(
     info = datamodule.info
     for split in splits:
         _check_split_scorable(datamodule, split)
-    module = prepared_model(cfg, info, record, checkpoint)
+    module = prepared_model(cfg, datamodule, record, checkpoint)
     record.score = None if "test" in splits else f"{splits[0]}/{info.metric}"
     predictions = TestPredictions()
     open_loggers(cfg, record, frame.loggers)

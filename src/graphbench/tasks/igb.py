@@ -25,7 +25,7 @@ from graphbench.analysis.igb.fit import FullBatchRecipe, grid_metrics
 from graphbench.analysis.igb.protocol import SubgraphSampling, iid_evaluation, search_and_retrain, write_rows
 from graphbench.analysis.subset_training import node_datamodule
 from graphbench.modules.network import count_parameters
-from graphbench.run.frame import RunFrame, record_raw_files, recorded_run
+from graphbench.run.frame import completed_run, record_raw_files, run_frame
 from graphbench.run.record import RunRecord
 
 log = logging.getLogger(__name__)
@@ -59,7 +59,10 @@ def igb(cfg: DictConfig, *, grid: Any = None, overrides: Sequence[str] = ()) -> 
     retraining's number of epochs (the selected epoch is its last); ``hidden_dim`` the chosen width.
     ``overrides``: Hydra's, for the provenance."""
 
-    def body(cfg: DictConfig, record: RunRecord, frame: RunFrame) -> None:
+    if (done := completed_run(cfg)) is not None:  # resume=auto skips a completed run
+        return done
+    with run_frame(cfg, overrides) as frame:
+        record = frame.record
         datamodule = node_datamodule(cfg)
         record_raw_files(record, datamodule)
         assert datamodule.graph is not None
@@ -75,8 +78,7 @@ def igb(cfg: DictConfig, *, grid: Any = None, overrides: Sequence[str] = ()) -> 
             **grid_metrics(choice),
         }
         log.info("igb: selected %d epochs (val %.4f); retrained test accuracy %.4f", selection.epochs, selection.val, test)
-
-    return recorded_run(cfg, body, overrides=overrides)
+    return frame.record
 
 
 def iid_eval(
@@ -108,7 +110,10 @@ def iid_eval(
     row per subgraph. ``overrides``: Hydra's, for the provenance."""
     sampling = SubgraphSampling(num_subgraphs, num_edges, burn_in, accept_exponent, sample_seed)
 
-    def body(cfg: DictConfig, record: RunRecord, frame: RunFrame) -> None:
+    if (done := completed_run(cfg)) is not None:  # resume=auto skips a completed run
+        return done
+    with run_frame(cfg, overrides) as frame:
+        record = frame.record
         datamodule = node_datamodule(cfg)
         record_raw_files(record, datamodule)
         assert datamodule.graph is not None
@@ -124,5 +129,4 @@ def iid_eval(
             record.metrics["test/accuracy_std"],
             len(evaluation.samples),
         )
-
-    return recorded_run(cfg, body, overrides=overrides)
+    return frame.record

@@ -29,10 +29,11 @@ from graphbench.analysis.memorization import (
     write_csv,
 )
 from graphbench.analysis.subset_training import node_datamodule
-from graphbench.build import open_loggers, sized_network
+from graphbench.build.loggers import open_loggers
+from graphbench.build.model import sized_network
 from graphbench.run.checkpoints import CHECKPOINTS
 from graphbench.run.errors import ConfigError
-from graphbench.run.frame import RunFrame, record_raw_files, recorded_run
+from graphbench.run.frame import completed_run, record_raw_files, run_frame
 from graphbench.run.record import RunRecord
 
 log = logging.getLogger(__name__)
@@ -83,10 +84,12 @@ def run_memorization(
         scored_seeds,
     )
 
-    def body(cfg: DictConfig, record: RunRecord, frame: RunFrame) -> None:
+    if (done := completed_run(cfg)) is not None:  # resume=auto skips a completed run
+        return done
+    with run_frame(cfg, overrides) as frame:
+        record = frame.record
         _memorization(cfg, record, frame.output_dir, frame.loggers, protocol)
-
-    return recorded_run(cfg, body, overrides=overrides)
+    return frame.record
 
 
 def _memorization(

@@ -22,8 +22,9 @@ from graphbench.analysis.mia import (
     write_node_csv,
 )
 from graphbench.analysis.subset_training import node_datamodule, train_on_nodes
-from graphbench.build import open_loggers, sized_network
-from graphbench.run.frame import RunFrame, record_raw_files, recorded_run
+from graphbench.build.loggers import open_loggers
+from graphbench.build.model import sized_network
+from graphbench.run.frame import completed_run, record_raw_files, run_frame
 from graphbench.run.record import SPLITS, RunRecord
 
 log = logging.getLogger(__name__)
@@ -49,10 +50,12 @@ def mia(
     it never raises for a run that went wrong: the record's ``status`` says what happened. ``overrides``:
     Hydra's task overrides, recorded in the run's provenance."""
 
-    def body(cfg: DictConfig, record: RunRecord, frame: RunFrame) -> None:
+    if (done := completed_run(cfg)) is not None:  # resume=auto skips a completed run
+        return done
+    with run_frame(cfg, overrides) as frame:
+        record = frame.record
         _attack(cfg, record, frame.output_dir, frame.loggers, num_shadows, global_variance, checkpoint)
-
-    return recorded_run(cfg, body, overrides=overrides)
+    return frame.record
 
 
 def _attack(

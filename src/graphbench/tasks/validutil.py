@@ -14,7 +14,7 @@ from omegaconf import DictConfig
 
 from graphbench.analysis.igb.validutil import VALIDUTIL_CSV, ValidUtilPhases, validutil_probe, write_rows
 from graphbench.analysis.subset_training import node_datamodule
-from graphbench.run.frame import RunFrame, record_raw_files, recorded_run
+from graphbench.run.frame import completed_run, record_raw_files, run_frame
 from graphbench.run.record import RunRecord
 from graphbench.tasks.igb import describe_model, last_epoch
 
@@ -55,7 +55,10 @@ def validutil(
 
     phases = ValidUtilPhases(baseline, tuning, every_phase, final, grid)
 
-    def body(cfg: DictConfig, record: RunRecord, frame: RunFrame) -> None:
+    if (done := completed_run(cfg)) is not None:  # resume=auto skips a completed run
+        return done
+    with run_frame(cfg, overrides) as frame:
+        record = frame.record
         where = torch.device(device if device != "auto" else "cuda" if torch.cuda.is_available() else "cpu")
         datamodule = node_datamodule(cfg)
         record_raw_files(record, datamodule)
@@ -73,5 +76,4 @@ def validutil(
             record.metrics["test/accuracy"],
             record.metrics["validutil/inflation"],
         )
-
-    return recorded_run(cfg, body, overrides=overrides)
+    return frame.record

@@ -5,7 +5,7 @@ similar labels.
 
 Selected with ``+transform=rewire_feature_similarity`` (``conf/transform/``); the DataModule applies
 it once, before any positional encoding, and caches the rewired data like a PE
-(:func:`graphbench.build.build_datamodule`).
+(:func:`graphbench.build.data.build_datamodule`).
 """
 
 from __future__ import annotations

@@ -11,8 +11,7 @@ import pytest
 from hydra.utils import get_class
 from omegaconf import DictConfig, OmegaConf
 
-from graphbench.build import build_datamodule
-from graphbench.data.datamodules.config import source_knobs
+from graphbench.build.data import build_datamodule, source_knobs
 from graphbench.run.errors import DataError
 from tests.paths import CONF
 

@@ -10,8 +10,8 @@ from typing import Any
 import pytest
 import torch
 
+from graphbench.build.data import datamodule_from_keys
 from graphbench.data.datamodules import LinkLevelDataModule
-from graphbench.data.datamodules.config import datamodule_from_keys
 from graphbench.data.datamodules.schema import DatasetConfig
 from graphbench.data.samplers import FullBatch, Sampler
 from graphbench.run.errors import ConfigError

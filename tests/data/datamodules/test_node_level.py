@@ -12,8 +12,8 @@ import pytest
 import torch
 from torch_geometric.data import Batch, Data
 
+from graphbench.build.data import datamodule_from_keys
 from graphbench.data.datamodules import NodeLevelDataModule
-from graphbench.data.datamodules.config import datamodule_from_keys
 from graphbench.data.datamodules.schema import DatasetConfig, ManyGraphsConfig, OneGraphNodesConfig
 from graphbench.data.info import DataFacts, FeatureSpec
 from graphbench.data.io.raw_root import RawRoot

@@ -12,8 +12,8 @@ import pytest
 import torch
 from torch_geometric.data import Data
 
+from graphbench.build.data import datamodule_from_keys
 from graphbench.data.datamodules import LinkLevelDataModule, NodeLevelDataModule
-from graphbench.data.datamodules.config import datamodule_from_keys
 from graphbench.data.datamodules.one_graph import OneGraphLinks, OneGraphNodes
 from graphbench.data.info import DataFacts, FeatureSpec
 from graphbench.data.io.raw_root import RawRoot

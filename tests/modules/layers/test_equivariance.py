@@ -11,7 +11,7 @@ from omegaconf import DictConfig
 from torch import nn
 from torch_geometric.data import Batch, Data
 
-from graphbench.build import network_builder
+from graphbench.build.model import network_builder
 from graphbench.data.info import DatasetInfo, FeatureSpec
 from graphbench.modules import layers as L
 

@@ -16,7 +16,8 @@ from torch import Tensor, nn
 from torch.utils.data import DataLoader
 from torch_geometric.data import Batch, Data
 
-from graphbench.build import build_task_module, network_builder, network_width
+from graphbench.build.model import network_builder, network_width
+from graphbench.build.task_module import build_task_module
 from graphbench.data.info import DatasetInfo, FeatureSpec
 from graphbench.modules.heads import MLPHead
 from graphbench.modules.layers import GRANDLayer

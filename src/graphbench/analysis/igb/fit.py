@@ -7,8 +7,9 @@ Why not Lightning, as :func:`graphbench.tasks.train.train` and
 :func:`graphbench.analysis.subset_training.train_on_nodes` use: these protocols fit on graphs that
 are not the dataset's (subgraphs, relabelled graphs), retrain for a fixed number of epochs, and fit
 hundreds of times on graphs of a few hundred nodes, where a Trainer's per-fit set-up costs more than
-the fit. The model, its width, the optimizer and the loss are the composed config's, built with
-:func:`graphbench.build.network_builder` as ``train`` builds them.
+the fit. The model, its width, the optimizer, the loss and the consistency term are the composed
+config's, built as ``train`` builds them (:func:`graphbench.build.model.network_builder`,
+:mod:`graphbench.build.task_module`).
 """
 
 from __future__ import annotations
@@ -30,8 +31,8 @@ from torch.func import functional_call, vmap
 from torch.optim import SGD, Adam, AdamW, Optimizer
 from torch_geometric.data import Data
 
-from graphbench.build import network_builder, network_width
-from graphbench.config.instantiate import METADATA_KEYS, build
+from graphbench.build.model import network_builder, network_width
+from graphbench.build.task_module import build_consistency, build_loss, build_optimizer
 from graphbench.data.info import DatasetInfo
 from graphbench.modules.losses import ConsistencyLoss
 from graphbench.run.errors import ConfigError
@@ -42,8 +43,8 @@ log = logging.getLogger(__name__)
 @dataclass(frozen=True)
 class FullBatchRecipe:
     """What a fit needs from the config: the network factory and width, optimizer, loss and epochs,
-    GRAND's consistency regularization where the model has one (``model.consistency``, as
-    :func:`graphbench.build.build_task_module` reads it for ``task=train``), and whether sparse raw
+    GRAND's consistency regularization where the model has one (``model.consistency``:
+    :func:`graphbench.build.task_module.build_consistency`, as for ``task=train``), and whether sparse raw
     features may enter as a CSR matrix (``speedups=auto``: :func:`sparse_inputs`)."""
 
     make_network: Callable[[int], nn.Module]
@@ -67,14 +68,17 @@ class FullBatchRecipe:
                 "learning-rate schedule; set scheduler=none (the planetoid experiments do)"
             )
         make_network = network_builder(cfg, info)
-        consistency = cfg.model.get("consistency")
+        hidden_dim = network_width(cfg, make_network)
+        loss = build_loss(cfg)
+        if loss is None:
+            raise ConfigError(f"dataset={cfg.dataset.name} has no module.loss: IGB's fits train on the dataset's loss")
         return cls(
             make_network=make_network,
-            hidden_dim=network_width(cfg, make_network),
-            optimizer=build(cfg.optimizer, "optimizer", METADATA_KEYS),
-            loss=build(cfg.dataset.module.loss, "dataset.module.loss"),
+            hidden_dim=hidden_dim,
+            optimizer=build_optimizer(cfg),
+            loss=loss,
             max_epochs=int(cfg.trainer.max_epochs),
-            consistency=None if consistency is None else build(consistency, "model.consistency"),
+            consistency=build_consistency(cfg, info),
             sparse_features=bool(cfg.speedups.enabled),
         )
 

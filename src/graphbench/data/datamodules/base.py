@@ -38,6 +38,8 @@ class Layout(Protocol):
 
     #: graphs per mini-batch (``dataset.batch_size``); ``None`` for one graph, which a sampler batches
     graphs_per_batch: int | None
+    #: whether every batch is padded to one of a few fixed shapes (many graphs under ``pad_to=buckets``)
+    pads_batches: bool
     #: how training batches are drawn: the configured sampler for one graph, full batches for many graphs
     sampler: Sampler
     #: the set-up graph of a one-graph dataset (for links, the message-passing graph); ``None`` otherwise
@@ -186,6 +188,12 @@ class DataModule(L.LightningDataModule):
     def batch_size(self) -> int | None:
         """Graphs per mini-batch (``dataset.batch_size``); ``None`` for one graph, which its sampler batches."""
         return self._layout.graphs_per_batch
+
+    @property
+    def pads_batches(self) -> bool:
+        """Whether every batch is padded to one of a few fixed shapes (``pad_to=buckets``): a compiled
+        network then takes static shapes (:func:`graphbench.speedups.compile_network`)."""
+        return self._layout.pads_batches
 
     @property
     def data_dir(self) -> Path:

@@ -66,6 +66,10 @@ class ManyGraphs:
     def graphs_per_batch(self) -> int:
         return self.batch_size
 
+    @property
+    def pads_batches(self) -> bool:
+        return self.pad_to == "buckets"
+
     def setup(self, dm: DataModule) -> None:
         assert dm.dataset is not None
         if self.batch_on_device and dm.dataset.plan() is None:

@@ -46,6 +46,8 @@ class OneGraph:
 
     #: one graph: no graph batch size (the sampler's sizes batch it)
     graphs_per_batch: None = None
+    #: one graph's batches are the sampler's subgraphs, never padded
+    pads_batches: bool = False
 
     def __init__(self, sampler: Sampler | None) -> None:
         self.sampler = sampler if sampler is not None else FullBatch()

@@ -1,7 +1,7 @@
 """The schema of a dataset node (``conf/dataset/*.yaml``): the typed keys every DataModule takes
 (:class:`DatasetConfig`) and the keys of each layout of the data (:class:`ManyGraphsConfig`,
 :class:`OneGraphNodesConfig`, :class:`OneGraphLinksConfig`). Every key stays a flat key of ``dataset``
-(``dataset.batch_size=32``, ``dataset.split=random``); :mod:`graphbench.data.datamodules.config` sorts
+(``dataset.batch_size=32``, ``dataset.split=random``); :mod:`graphbench.build.data` sorts
 them into these dataclasses, and a key that none of them, the ``source`` node nor
 :data:`READ_ELSEWHERE` names is one clear error."""
 

@@ -11,6 +11,11 @@ The network hands ``edge_weight`` to the layers that take it (``uses_edge_weight
 :mod:`graphbench.modules.layers`): GCN, APPNP, GCNII and MixHop inside GCN's normalization, SAGE as a
 weighted mean (or sum), GIN and GINE as a weighted sum; attention, gating and kernel layers (GAT,
 GATv2, GatedGCN, MoNet, GPS) and MLP ignore it, and there the subgraph's plain aggregation is used.
+
+The modules: :mod:`~graphbench.data.samplers.base` (the interface and full-batch training),
+:mod:`~graphbench.data.samplers.context` (what a sampler is handed, shared checks),
+:mod:`~graphbench.data.samplers.neighbor` and :mod:`~graphbench.data.samplers.neighbor_loader`
+(neighbor sampling), :mod:`~graphbench.data.samplers.cluster_gcn`, :mod:`~graphbench.data.samplers.saint`.
 """
 
 from graphbench.data.samplers.base import FullBatch, Sampler

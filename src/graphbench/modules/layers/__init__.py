@@ -5,6 +5,14 @@ and declares how :class:`~graphbench.modules.network.GraphNetwork` calls it (``u
 with their meanings and defaults is in :mod:`.contract`). ``__all__`` is the registry of layers (every one is checked against the contract in
 tests/modules/layers/test_contract.py); a new layer is one module here, a line below and one
 ``conf/model/<name>.yaml``.
+
+The layers: :mod:`~graphbench.modules.layers.gcn`, :mod:`~graphbench.modules.layers.sage`,
+:mod:`~graphbench.modules.layers.gin`, :mod:`~graphbench.modules.layers.gine`,
+:mod:`~graphbench.modules.layers.gat`, :mod:`~graphbench.modules.layers.gatv2`,
+:mod:`~graphbench.modules.layers.gatedgcn`, :mod:`~graphbench.modules.layers.monet`,
+:mod:`~graphbench.modules.layers.gps`, :mod:`~graphbench.modules.layers.appnp`,
+:mod:`~graphbench.modules.layers.gcnii`, :mod:`~graphbench.modules.layers.mixhop`,
+:mod:`~graphbench.modules.layers.grand`, :mod:`~graphbench.modules.layers.mlp`.
 """
 
 from graphbench.modules.layers.appnp import APPNPLayer

@@ -9,8 +9,8 @@ from typing import Any
 import pytest
 import torch
 
+from graphbench.build.data import datamodule_from_keys
 from graphbench.data.datamodules import LinkLevelDataModule
-from graphbench.data.datamodules.config import datamodule_from_keys
 from graphbench.data.io.raw_root import RawRoot
 from graphbench.data.samplers import FullBatch
 from graphbench.data.sources.link.ogbl import OGBLinkProperty, read_ogbl

@@ -9,8 +9,8 @@ import numpy as np
 import pytest
 import torch
 
+from graphbench.build.data import datamodule_from_keys
 from graphbench.data.datamodules import LinkLevelDataModule
-from graphbench.data.datamodules.config import datamodule_from_keys
 from graphbench.data.io.raw_files import RawFile
 from graphbench.data.sources.link import pcqm_contact
 from graphbench.data.sources.link.pcqm_contact import PCQMContact, shuffle_split

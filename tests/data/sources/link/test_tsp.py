@@ -9,8 +9,8 @@ from typing import Any
 import pytest
 import torch
 
+from graphbench.build.data import datamodule_from_keys
 from graphbench.data.datamodules import LinkLevelDataModule
-from graphbench.data.datamodules.config import datamodule_from_keys
 from graphbench.data.sources.link.tsp import TSP
 from graphbench.run.errors import DataError
 from tests.data.sources.link.link_fixtures import write_tsp

@@ -5,8 +5,8 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
+from graphbench.build.data import datamodule_from_keys
 from graphbench.data.datamodules import NodeLevelDataModule
-from graphbench.data.datamodules.config import datamodule_from_keys
 from graphbench.data.sources.base import Source
 
 

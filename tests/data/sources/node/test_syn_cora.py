@@ -10,7 +10,7 @@ import pytest
 import torch
 from hydra import compose, initialize_config_dir
 
-from graphbench.build import build_datamodule
+from graphbench.build.data import build_datamodule
 from graphbench.data.io.raw_files import md5sum
 from graphbench.data.io.raw_root import RawRoot
 from graphbench.data.sources.node import syn_cora

@@ -1,5 +1,7 @@
-"""How a dataset node of the config (``conf/dataset/*.yaml``) becomes a DataModule, by its schema
-(:mod:`graphbench.data.datamodules.schema`):
+"""The DataModule of a composed config: :func:`build_datamodule` builds the ``sampler`` group's
+sampler (:func:`build_sampler`), the transform the DataModule caches (:func:`dataset_transform`: the
+``transform`` node, then the ``pe`` group's), and the DataModule of the dataset node
+(``conf/dataset/*.yaml``) by its schema (:mod:`graphbench.data.datamodules.schema`):
 
 - ``_target_`` names the level's DataModule class; its :meth:`~DataModule.keys` are the keys every
   DataModule takes (:class:`~graphbench.data.datamodules.schema.DatasetConfig`), then those of its
@@ -25,9 +27,9 @@ from typing import Any, TypeVar
 from hydra.utils import get_class
 from omegaconf import DictConfig, OmegaConf
 from omegaconf.errors import OmegaConfBaseException
-from torch_geometric.transforms import BaseTransform
+from torch_geometric.transforms import BaseTransform, Compose
 
-from graphbench.config.instantiate import build
+from graphbench.config.instantiate import METADATA_KEYS, build
 from graphbench.data.datamodules.base import DataModule
 from graphbench.data.datamodules.schema import READ_ELSEWHERE, DatasetConfig, LayoutConfig, key_names
 from graphbench.data.samplers.base import Sampler
@@ -151,3 +153,40 @@ def datamodule_from_config(
     source = build(values["source"], f"dataset '{name}': its source")
     keys = {key: values[key] for key in cls.keys() if key in values}
     return datamodule_from_keys(cls, source, keys, sampler=sampler, pe_transform=pe_transform)
+
+
+def build_datamodule(cfg: DictConfig) -> DataModule:
+    """The DataModule of ``cfg.dataset``: its level's DataModule with the keys of its schema, its
+    ``source`` node built as it is (:func:`datamodule_from_config`), the ``sampler`` group
+    (:func:`build_sampler`: one-graph mini-batch sizes), and the graph transform and PE
+    (:func:`dataset_transform`)."""
+    pe_transform = dataset_transform(cfg)  # the graph transform (+transform=...), then the PE
+    return datamodule_from_config(cfg.dataset, sampler=build_sampler(cfg.get("sampler")), pe_transform=pe_transform)
+
+
+def build_sampler(node: DictConfig | None) -> Sampler | None:
+    """The sampler that ``node`` (``cfg.sampler``) configures; ``None`` without a node or a
+    ``_target_``. A target that builds no :class:`Sampler` is one clear :class:`ConfigError`. Every
+    DataModule gets it, and its layout takes it: one graph is batched by it, many graphs take
+    ``sampler=full`` only (without a ``batch_size``)."""
+    if node is None or node.get("_target_") is None:
+        return None
+    sampler = build(node, "sampler", METADATA_KEYS)
+    if not isinstance(sampler, Sampler):
+        raise ConfigError(f"sampler._target_ must build a graphbench Sampler, got {type(sampler).__name__}")
+    return sampler
+
+
+def dataset_transform(cfg: DictConfig) -> BaseTransform | None:
+    """The transform a DataModule applies once to its data and caches (keyed by its ``repr``): the graph
+    transform of ``cfg.transform`` (e.g. ``+transform=rewire_feature_similarity``), then the positional
+    encoding of ``cfg.pe.transform``, so that the encoding describes the transformed graph; either may
+    be absent, ``None`` when neither is set."""
+    transforms = []
+    if cfg.get("transform"):
+        transforms.append(build(cfg.transform, "transform", METADATA_KEYS))
+    if cfg.pe.get("transform"):
+        transforms.append(build(cfg.pe.transform, "pe.transform", METADATA_KEYS))
+    if not transforms:
+        return None
+    return transforms[0] if len(transforms) == 1 else Compose(transforms)

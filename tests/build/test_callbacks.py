@@ -1,4 +1,4 @@
-"""graphbench.build.build_callbacks: ``conf/callbacks/`` composed into a run's Lightning callbacks, by name,
+"""graphbench.build.callbacks.build_callbacks: ``conf/callbacks/`` composed into a run's Lightning callbacks, by name,
 each built as its node stands, the dataset's monitor and direction interpolated; entries overridden,
 removed and added by presets; the history finds its checkpoint when the Trainer sets up. build_trainer's DDP strategy."""
 
@@ -12,10 +12,9 @@ import lightning as L
 import optuna
 import pytest
 from lightning.pytorch.callbacks import Callback, EarlyStopping, LearningRateMonitor, ModelCheckpoint, Timer
-from lightning.pytorch.strategies import DDPStrategy
 from omegaconf import DictConfig
 
-from graphbench.build import build_callbacks, build_trainer, compile_options
+from graphbench.build.callbacks import build_callbacks
 from graphbench.callbacks.divergence import DivergenceGuard
 from graphbench.callbacks.history import EpochHistory
 from graphbench.callbacks.last_checkpoint import LastCheckpoint
@@ -150,27 +149,6 @@ def test_the_documented_timer_is_added(compose_cfg: Callable[..., DictConfig]) -
     overrides = ['+callbacks.timer={_target_: lightning.pytorch.callbacks.Timer, duration: "00:01:00:00"}']
     timer = build_callbacks(compose_cfg(overrides))["timer"]
     assert isinstance(timer, Timer) and timer.time_remaining() == timedelta(hours=1).total_seconds()
-
-
-@pytest.mark.parametrize(("edge_encoder", "find_unused"), [("auto", False), ("always", True)])
-def test_ddp_finds_unused_parameters_under_an_unread_edge_encoder(
-    compose_cfg: Callable[..., DictConfig], tmp_path: Path, edge_encoder: str, find_unused: bool
-) -> None:
-    """``model.edge_encoder=always`` may build parameters no layer reads (GCN): plain DDP would refuse them."""
-    cfg = compose_cfg(["trainer=ddp_cpu", "trainer.devices=1", f"model.edge_encoder={edge_encoder}"])
-    trainer = build_trainer(cfg, [], [], str(tmp_path))
-    assert isinstance(trainer.strategy, DDPStrategy)
-    assert trainer.strategy._ddp_kwargs.get("find_unused_parameters", False) is find_unused
-
-
-def test_compile_options_follow_the_compile_mode_and_the_padding(compose_cfg: Callable[..., DictConfig]) -> None:
-    assert compile_options(compose_cfg([])) == {"static_shapes": False, "mode": "default"}
-    padded = compose_cfg(["dataset=peptides-func", "dataset.pad_to=buckets", "model.compile_mode=reduce-overhead"])
-    assert compile_options(padded) == {"static_shapes": True, "mode": "reduce-overhead"}
-    with pytest.raises(
-        ConfigError, match=r"^model.compile_mode=fast is not a torch.compile mode; valid: default, reduce-overhead, "
-    ):
-        compile_options(compose_cfg(["model.compile_mode=fast"]))
 
 
 def test_a_pruned_search_trial_gets_the_pruning_callback_of_its_trial(compose_cfg: Callable[..., DictConfig]) -> None:

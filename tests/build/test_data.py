@@ -1,28 +1,35 @@
-"""graphbench.data.datamodules.config: a dataset node becomes its DataModule by the schema. The
+"""graphbench.build.data: a dataset node becomes its DataModule by the schema. The
 DataModule gets the keys of :class:`DatasetConfig` and of the layout of the source's data, typed; the
 ``source`` node is built as it is (its knobs are its arguments' names); keys read elsewhere are
 dropped; a key no schema names is one clear line naming the valid ones; a key of the other layout is
-that layout's refusal."""
+that layout's refusal. The ``sampler`` group's node becomes its Sampler (its metadata dropped; no
+node is no sampler; a target that is no Sampler is one clear error; which data takes which sampler is
+the DataModules', tests/data/datamodules). The cached transform is the graph transform, then the PE
+transform, composed; ``None`` when neither is set."""
 
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Any
 
 import pytest
 from omegaconf import DictConfig, OmegaConf
+from torch_geometric.transforms import AddSelfLoops, Compose, ToUndirected
 
-from graphbench.data.datamodules import GraphLevelDataModule, LinkLevelDataModule, NodeLevelDataModule
-from graphbench.data.datamodules.config import (
+from graphbench.build.data import (
+    build_sampler,
     datamodule_from_config,
     datamodule_from_keys,
+    dataset_transform,
     layout_config,
     source_knobs,
     typed,
     unknown_keys,
 )
+from graphbench.data.datamodules import GraphLevelDataModule, LinkLevelDataModule, NodeLevelDataModule
 from graphbench.data.datamodules.one_graph import OneGraphNodes
 from graphbench.data.datamodules.schema import DatasetConfig, ManyGraphsConfig, OneGraphLinksConfig, OneGraphNodesConfig
-from graphbench.data.samplers import FullBatch
+from graphbench.data.samplers import FullBatch, NeighborSampling
 from graphbench.run.errors import ConfigError
 from tests.data.datamodules.test_node_level import COMMON, Paths, Triangle
 
@@ -154,8 +161,51 @@ def test_a_node_without_source_or_with_a_bad_target_is_a_config_error() -> None:
 
 def test_feature_norm_is_a_flat_knob_of_every_dataset(compose_cfg) -> None:
     """`dataset.feature_norm=channelwise`, as the README writes it, reaches the DataModule."""
-    from graphbench.build import build_datamodule
+    from graphbench.build.data import build_datamodule
 
     for name in ("cycles", "cora", "pascalvoc-sp", "tsp"):
         cfg = compose_cfg([f"dataset={name}", "dataset.feature_norm=channelwise"])
         assert build_datamodule(cfg).feature_norm == "channelwise", name
+
+
+NEIGHBOR = {"_target_": "graphbench.data.samplers.NeighborSampling", "name": "neighbor", "num_neighbors": [2], "batch_size": 8}
+FULL = {"_target_": "graphbench.data.samplers.FullBatch", "name": "full"}
+
+
+def test_the_node_builds_its_sampler_without_its_metadata() -> None:
+    sampler = build_sampler(OmegaConf.create(NEIGHBOR))
+    assert isinstance(sampler, NeighborSampling)
+    assert (sampler.num_neighbors, sampler.batch_size) == ([2], 8)
+    full = build_sampler(OmegaConf.create({**FULL, "batch_size": 4}))
+    assert isinstance(full, FullBatch) and full.batch_size == 4
+
+
+@pytest.mark.parametrize("node", [None, {"name": "full"}])
+def test_no_node_or_no_target_is_no_sampler(node: dict[str, Any] | None) -> None:
+    assert build_sampler(None if node is None else OmegaConf.create(node)) is None
+
+
+def test_a_target_that_is_no_sampler_is_one_clear_error() -> None:
+    node = {"_target_": "graphbench.data.store.sharding.Shard", "name": "odd", "rank": 0, "world_size": 1}
+    with pytest.raises(ConfigError, match=r"^sampler._target_ must build a graphbench Sampler, got Shard$"):
+        build_sampler(OmegaConf.create(node))
+
+
+GRAPH = {"_target_": "torch_geometric.transforms.ToUndirected", "name": "undirected"}
+PE = {"_target_": "torch_geometric.transforms.AddSelfLoops", "name": "loops"}
+
+
+def test_neither_transform_gives_none() -> None:
+    assert dataset_transform(OmegaConf.create({"pe": {"name": "none"}})) is None
+    assert dataset_transform(OmegaConf.create({"transform": None, "pe": {"transform": None}})) is None
+
+
+def test_one_transform_is_returned_alone_without_its_metadata_keys() -> None:
+    assert isinstance(dataset_transform(OmegaConf.create({"transform": GRAPH, "pe": {}})), ToUndirected)
+    assert isinstance(dataset_transform(OmegaConf.create({"pe": {"transform": PE}})), AddSelfLoops)
+
+
+def test_the_graph_transform_comes_before_the_pe_transform() -> None:
+    composed = dataset_transform(OmegaConf.create({"transform": GRAPH, "pe": {"transform": PE}}))
+    assert isinstance(composed, Compose)
+    assert [type(t) for t in composed.transforms] == [ToUndirected, AddSelfLoops]
