@@ -7,6 +7,7 @@ import io
 import math
 from pathlib import Path
 
+import numpy as np
 import pytest
 
 from graphbench.report.collect import load_run
@@ -35,6 +36,7 @@ def paper(value: float, std: float | None) -> PaperValue:
         (80.125, 0.25, 3, paper(80.0, None), (0.5, "within 1 std (ours; paper gives none)")),
         (0.0, 0.0, 3, paper(0.0, 0.0), (0.0, "equal")),  # NCMemo's MR at h=1.0: no std on either side
         (80.0, 0.3, 3, paper(80.0, 0.5), (0.0, "equal")),
+        (100 * float(np.float32(0.1)), 0.0, 5, paper(10.0, 0.0), (0.0, "equal")),  # CSL at chance, recorded in float32
     ],
 )
 def test_the_verdict_reads_the_difference_in_the_papers_std_or_ours_when_it_gives_none(
@@ -48,6 +50,7 @@ def test_the_verdict_reads_the_difference_in_the_papers_std_or_ours_when_it_give
     [
         (80.5, math.nan, 1, paper(80.0, None), "no std to compare"),
         (80.5, 0.0, 3, paper(80.0, None), "no std to compare"),
+        (10.0001, 0.0, 5, paper(10.0, 0.0), "no std to compare"),  # beyond float32 rounding: not equal
         (80.5, 0.1, 3, None, "no paper value"),
         (math.nan, math.nan, 0, paper(80.0, 0.5), "not run"),
     ],
