@@ -5,6 +5,7 @@ the key, the bad value and what is valid."""
 from __future__ import annotations
 
 import inspect
+from collections.abc import Iterator
 from dataclasses import fields
 
 import pytest
@@ -34,7 +35,7 @@ GROUPS: tuple[str, ...] = ("model", "head", "pe", "budget", "trainer", "optimize
 
 
 @pytest.fixture(scope="module")
-def hydra_conf() -> object:
+def hydra_conf() -> Iterator[None]:
     GlobalHydra.instance().clear()
     with initialize_config_dir(config_dir=str(CONF), version_base="1.3"):
         yield
@@ -42,14 +43,15 @@ def hydra_conf() -> object:
 
 
 def composed(overrides: list[str]) -> DictConfig:
-    cfg = compose("config", overrides=overrides)
-    return cfg
+    """The config ``conf/config.yaml`` composes with ``overrides`` (the checks of the former CHECKED_KEYS
+    table are in tests/config/test_checks.py)."""
+    return compose("config", overrides=overrides)
 
 
 @pytest.mark.parametrize(
     ("group", "option"), [(group, path.stem) for group in GROUPS for path in sorted((CONF / group).glob("*.yaml"))]
 )
-def test_every_option_file_composes_to_a_node_its_schema_takes(hydra_conf: object, group: str, option: str) -> None:
+def test_every_option_file_composes_to_a_node_its_schema_takes(hydra_conf: None, group: str, option: str) -> None:
     cfg = composed([f"{group}={option}"])
     assert schema_problems(cfg) == []
     values = OmegaConf.to_container(cfg[group], resolve=True)
@@ -66,32 +68,20 @@ def test_every_group_with_options_has_its_schema() -> None:
 @pytest.mark.parametrize(
     ("override", "line"),
     [
-        ("model.hidden_dim=0", "model.hidden_dim=0 must be a positive integer"),
-        ("model.num_layers=-1", "model.num_layers=-1 must be a non-negative integer"),
-        ("model.dropout=1.0", "model.dropout=1.0 must be a number in [0, 1)"),
-        ("model.residual=1", "model.residual=1 must be true or false"),
         ("model.compile=yes", "model.compile='yes' must be true or false"),
         ("model.width_multiple=0", "model.width_multiple=0 must be a positive integer"),
         ("+model.input_dropout=-0.1", "model.input_dropout=-0.1 must be a number in [0, 1)"),
         ("+model.hiden_dim=8", "model.hiden_dim is not a key of model (did you mean model.hidden_dim?); its keys: "),
-        ("head.num_layers=0", "head.num_layers=0 must be a positive integer"),
         ("head.dropout=abc", "head.dropout='abc' must be a number in [0, 1)"),
         ("+head.l2_normalise=true", "head.l2_normalise is not a key of head (did you mean head.l2_normalize?)"),
         ("pe=lappe pe.k=0", "pe.k=0 must be a positive integer or null"),
         ("pe=rwse pe.concat_dim=-2", "pe.concat_dim=-2 must be a positive integer or null"),
-        ("budget.max_params=0", "budget.max_params=0 must be a positive integer or null"),
         ("budget.max_params=1.5", "budget.max_params=1.5 must be a positive integer or null"),
-        ("trainer.max_epochs=0", "trainer.max_epochs=0 must be an integer >= 1 (or -1: no limit)"),
-        ("trainer.check_val_every_n_epoch=0", "trainer.check_val_every_n_epoch=0 must be a positive integer or null"),
         ("trainer.log_every_n_steps=0", "trainer.log_every_n_steps=0 must be a positive integer"),
-        ("optimizer.lr=0", "optimizer.lr=0 must be a positive number"),
         ("optimizer.weight_decay=-1e-4", "optimizer.weight_decay=-0.0001 must be a non-negative number"),
-        ("speedups.enabled=2", "speedups.enabled=2 must be true or false"),
-        ("seed=1.5", "seed=1.5 must be an integer"),
-        ("checkpoint_every_s=-1", "checkpoint_every_s=-1 must be a non-negative number of seconds"),
     ],
 )
-def test_a_wrong_key_or_value_is_one_line_naming_it_and_what_is_valid(hydra_conf: object, override: str, line: str) -> None:
+def test_a_wrong_key_or_value_is_one_line_naming_it_and_what_is_valid(hydra_conf: None, override: str, line: str) -> None:
     (found,) = schema_problems(composed(override.split()))
     assert found.startswith(line), found
     assert "\n" not in found
@@ -129,7 +119,7 @@ def test_the_schemas_defaults_are_the_constructors_defaults() -> None:
         assert head[key].default == value, key
 
 
-def test_every_model_key_without_a_default_is_in_every_model_file_or_shared(hydra_conf: object) -> None:
+def test_every_model_key_without_a_default_is_in_every_model_file_or_shared(hydra_conf: None) -> None:
     """The keys every composed model node has: set by each model file or by conf/config.yaml's model node."""
     required = [f.name for f in fields(ModelConfig) if f.name not in defaults(ModelConfig)]
     shared = OmegaConf.load(CONF / "config.yaml").model

@@ -69,7 +69,7 @@ def test_head_depth_and_exact_parameter_count() -> None:
 
 
 def test_unknown_pooling_lists_valid_ones() -> None:
-    with pytest.raises(ValueError, match="valid"):
+    with pytest.raises(ValueError, match=r"^pooling='median' is not one of \['add', 'max', 'mean'\]$"):
         network(GCNLayer, pooling="median")
 
 

@@ -172,6 +172,7 @@ class SpeedupsConfig:
     """The keys of the speed-ups switch (``conf/speedups/*.yaml``)."""
 
     closed: ClassVar[bool] = True
+    rules: ClassVar[dict[str, Rule]] = {}
 
     name: str  # auto or off
     enabled: bool  # true: the CPU kernels and Lightning patches of graphbench.speedups

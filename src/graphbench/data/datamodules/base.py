@@ -283,7 +283,10 @@ class DataModule(L.LightningDataModule):
             # statistics of the training split only, applied to every split (a per-row map)
             norm = ChannelwiseNorm.fit_collated(self.dataset.collated, self.dataset.slices, self.splits["train"])
             self.dataset = GraphStore(norm(self.dataset.collated), self.dataset.slices)
-        self.layout.setup(self)
+        try:
+            self.layout.setup(self)
+        except ArgumentError as exc:  # an argument the layout was given: a key of the dataset node
+            raise exc.under("dataset") from None
 
     # -- loaders --------------------------------------------------------------------------------
 

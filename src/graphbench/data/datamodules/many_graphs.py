@@ -69,9 +69,9 @@ class ManyGraphs:
     def setup(self, dm: DataModule) -> None:
         assert dm.dataset is not None
         if self.batch_on_device and dm.dataset.plan() is None:
-            raise ConfigError(
-                f"dataset.batch_on_device=true: {dm.name} has attributes that only PyG's per-graph collate batches "
-                "(see graphbench.data.store.batching.batching_plan); set dataset.batch_on_device=false"
+            raise ArgumentError(
+                f"batch_on_device=true: {dm.name} has attributes that only PyG's per-graph collate batches "
+                "(see graphbench.data.store.batching.batching_plan); set batch_on_device=false"
             )
         if self.pad_to == "buckets":
             slices = dm.dataset.slices
