@@ -97,7 +97,7 @@ def test_help_lists_groups_and_options(tmp_path: Path) -> None:
         # a class names its own argument, the builder puts the config path in front
         (["dataset.pad_to=xyz"], "error: dataset.pad_to='xyz' is not one of ['none', 'buckets']"),
         (["dataset.num_workers=-1"], "error: dataset.num_workers must be a non-negative integer, got -1"),
-        (["sampler.eval=mini"], "error: sampler.eval='mini' is not one of ['full', 'sampled']"),
+        (["++sampler.eval=mini"], "error: sampler.eval='mini' is not one of ['full', 'sampled']"),
         (["model=gcnii", "model.layer.num_convs=0"], "error: model.layer.num_convs=0 must be >= 1"),
         (
             ["+head.dropout_first=true", "+head.l2_normalize=true"],
