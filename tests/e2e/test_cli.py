@@ -104,6 +104,12 @@ def test_help_lists_groups_and_options(tmp_path: Path) -> None:
             "error: head.dropout_first=true and l2_normalize=true are two heads' orders: set one of them",
         ),
         (["budget.max_params=10"], "error: budget.max_params=10 is below the "),
+        (["model=grand"], "error: model.encode_inputs=false needs dense node features, no pe_encoder and at least one layer"),
+        (
+            ["model=grand", "model.encode_inputs=true"],
+            "error: model.consistency (GRAND's consistency regularization) needs a multiclass task; dataset 'cycles' is "
+            "binary: set model.consistency=null",
+        ),
     ],
 )
 def test_bad_input_gives_one_clear_message(tmp_path: Path, args: list[str], expected: str) -> None:

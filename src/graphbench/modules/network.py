@@ -92,7 +92,7 @@ class GraphNetwork(nn.Module):
         self.residual = residual
         self.pool = POOLINGS[pooling]
         if not encode_inputs and (info.node_features.kind != "dense" or pe_encoder is not None or num_layers < 1):
-            raise ArgumentError("encode_inputs=false needs dense node features, no pe_encoder (pe=none) and at least one layer")
+            raise ArgumentError("encode_inputs=false needs dense node features, no pe_encoder and at least one layer")
         if last_layer_outputs and num_layers < 1:
             raise ArgumentError("last_layer_outputs=true needs at least one layer")
         in_dims, out_dims = [hidden_dim] * num_layers, [hidden_dim] * num_layers
