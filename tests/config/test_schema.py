@@ -60,6 +60,12 @@ def test_every_option_file_composes_to_a_node_its_schema_takes(hydra_conf: None,
         assert set(values) - {"_target_", "_partial_"} <= {f.name for f in fields(SCHEMAS[group])}
 
 
+@pytest.mark.parametrize("dataset", sorted(path.stem for path in (CONF / "dataset").glob("*.yaml")))
+def test_every_dataset_with_its_recipe_composes_to_nodes_their_schemas_take(hydra_conf: None, dataset: str) -> None:
+    """A dataset YAML chooses groups and its recipe (conf/recipe/) sets their values: the schemas take them."""
+    assert schema_problems(composed([f"dataset={dataset}"])) == []
+
+
 def test_every_group_with_options_has_its_schema() -> None:
     for group in GROUPS:
         assert group in SCHEMAS and list((CONF / group).glob("*.yaml")), group
