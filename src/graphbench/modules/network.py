@@ -109,9 +109,10 @@ class GraphNetwork(nn.Module):
             raise ArgumentError(f"hidden_dim={hidden_dim} leaves no room beside the {self.pe_concat_dim} channels of pe_encoder")
         self.node_encoder = make_feature_encoder(info.node_features, feature_dim) if encode_inputs else nn.Identity()
         try:
-            built = [check_layer(layer(in_dim=i, out_dim=o, edge_dim=hidden_dim)) for i, o in zip(in_dims, out_dims)]
-        except ArgumentError as exc:
+            made = [layer(in_dim=i, out_dim=o, edge_dim=hidden_dim) for i, o in zip(in_dims, out_dims)]
+        except ArgumentError as exc:  # an argument of the layer node
             raise exc.under("layer") from None
+        built = [check_layer(lay) for lay in made]
         self.layers = nn.ModuleList(built)  # Layers (checked): the loops below read their contract
         self.reads_edge_features = any(lay.uses_edge_attr for lay in built)
         # auto: layers that ignore edge features (uses_edge_attr = False) get no edge encoder, whose

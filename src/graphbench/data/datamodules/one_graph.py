@@ -167,7 +167,10 @@ class OneGraphNodes(OneGraph):
     def loader(self, dm: DataModule, split: str, shuffle: bool) -> DataLoader:
         assert self.full_batch is not None and self.graph is not None
         context = self.sampler_context(dm)
-        sampled = self.sampler.loader(self.graph, split, context)
+        try:
+            sampled = self.sampler.loader(self.graph, split, context)
+        except ArgumentError as exc:  # an argument of the DataModule's sampler
+            raise exc.under("sampler") from None
         if sampled is not None:
             return sampled
         if split == "train" or not context.distributed:
