@@ -10,6 +10,7 @@ import pytest
 from omegaconf import DictConfig, OmegaConf
 
 from graphbench.build.data import build_sampler
+from graphbench.config.checks import schema_problems
 from tests.conf.test_compose import composed
 from tests.paths import CONF
 
@@ -40,6 +41,7 @@ def resolved(overrides: list[str]) -> DictConfig:
 def test_every_experiment_composes(hydra_conf: None, experiment: str) -> None:
     cfg = resolved([f"experiment={experiment}"])
     assert cfg.dataset.name and cfg.model.name
+    assert schema_problems(cfg) == []  # every key the experiment sets is one its node's schema takes
 
 
 def test_sbm_large_sampler_commands_compose_and_build_their_samplers(hydra_conf: None) -> None:

@@ -1,37 +1,41 @@
-"""``check_config``: every checked key whose value is wrong, named in one message with what is valid."""
+"""``check_config``: every key whose value its schema refuses (graphbench.config.schema), a CUDA accelerator
+without a GPU and a malformed recipe card, named in one message with what is valid; dataset.num_workers, the one
+dataset key of the former table, is checked by the DataModule (tests/data/datamodules/test_base.py)."""
 
 from __future__ import annotations
 
+from collections.abc import Iterator
+
 import pytest
-from omegaconf import OmegaConf
+from hydra import compose, initialize_config_dir
+from hydra.core.global_hydra import GlobalHydra
+from omegaconf import OmegaConf, open_dict
 
 from graphbench.config.checks import accelerator_problems, check_config
 from graphbench.run.errors import ConfigError
+from tests.paths import CONF
 
 
-def test_valid_values_and_absent_keys_pass() -> None:
-    cfg = OmegaConf.create(
-        {
-            "seed": -3,
-            "model": {"hidden_dim": 4, "num_layers": 0, "dropout": 0.0, "residual": False},
-            "budget": {"max_params": None},
-            "trainer": {"max_epochs": -1, "check_val_every_n_epoch": None},
-        }
-    )
-    check_config(cfg)  # raises nothing: only keys that are present are checked
+@pytest.fixture(scope="module")
+def hydra_conf() -> Iterator[None]:
+    GlobalHydra.instance().clear()
+    with initialize_config_dir(config_dir=str(CONF), version_base="1.3"):
+        yield
+    GlobalHydra.instance().clear()
 
 
-def test_every_wrong_value_is_named_in_one_message_in_the_order_of_the_checks() -> None:
-    cfg = OmegaConf.create(
-        {
-            "seed": 1.5,
-            "model": {"hidden_dim": 0, "dropout": 1.0, "residual": 1},
-            "optimizer": {"lr": 0.01},
-            "trainer": {"max_epochs": 0},
-        }
-    )
+def test_a_composed_config_passes_and_a_node_it_lacks_is_not_checked(hydra_conf: None) -> None:
+    cfg = compose("config", overrides=["seed=-3", "model.num_layers=0", "budget=none", "trainer.max_epochs=-1"])
+    check_config(cfg)  # raises nothing
+    with open_dict(cfg):
+        del cfg["pe"], cfg["budget"]
+    check_config(cfg)
+
+
+def test_every_wrong_value_is_named_in_one_message_in_the_order_of_the_schemas(hydra_conf: None) -> None:
+    overrides = ["seed=1.5", "model.hidden_dim=0", "model.dropout=1.0", "model.residual=1", "trainer.max_epochs=0"]
     with pytest.raises(ConfigError) as err:
-        check_config(cfg)
+        check_config(compose("config", overrides=overrides))
     assert str(err.value) == (
         "invalid config: seed=1.5 must be an integer; model.hidden_dim=0 must be a positive integer; "
         "model.dropout=1.0 must be a number in [0, 1); model.residual=1 must be true or false; "
@@ -39,25 +43,54 @@ def test_every_wrong_value_is_named_in_one_message_in_the_order_of_the_checks() 
     )
 
 
-def test_a_boolean_is_not_an_integer() -> None:
+def test_a_boolean_is_not_an_integer(hydra_conf: None) -> None:
     with pytest.raises(ConfigError, match=r"^invalid config: model.hidden_dim=True must be a positive integer$"):
-        check_config(OmegaConf.create({"model": {"hidden_dim": True}}))
+        check_config(compose("config", overrides=["model.hidden_dim=true"]))
+
+
+#: every check of the former CHECKED_KEYS table, with a value it refuses and the line it gives
+FORMER_TABLE: list[tuple[str, str]] = [
+    ("seed=abc", "seed='abc' must be an integer"),
+    ("checkpoint_every_s=-5", "checkpoint_every_s=-5 must be a non-negative number of seconds"),
+    ("model.hidden_dim=-1", "model.hidden_dim=-1 must be a positive integer"),
+    ("model.num_layers=-1", "model.num_layers=-1 must be a non-negative integer"),
+    ("model.dropout=-0.5", "model.dropout=-0.5 must be a number in [0, 1)"),
+    ("model.residual=yes", "model.residual='yes' must be true or false"),
+    ("model.compile=1", "model.compile=1 must be true or false"),
+    ("speedups.enabled=maybe", "speedups.enabled='maybe' must be true or false"),
+    ("head.num_layers=0", "head.num_layers=0 must be a positive integer"),
+    ("optimizer.lr=-0.1", "optimizer.lr=-0.1 must be a positive number"),
+    ("optimizer.weight_decay=-1", "optimizer.weight_decay=-1 must be a non-negative number"),
+    ("budget.max_params=-100", "budget.max_params=-100 must be a positive integer or null"),
+    ("trainer.max_epochs=-2", "trainer.max_epochs=-2 must be an integer >= 1 (or -1: no limit)"),
+    ("trainer.check_val_every_n_epoch=0", "trainer.check_val_every_n_epoch=0 must be a positive integer or null"),
+]
+
+
+@pytest.mark.parametrize(("override", "line"), FORMER_TABLE)
+def test_every_check_of_the_former_table_still_fires(hydra_conf: None, override: str, line: str) -> None:
+    with pytest.raises(ConfigError) as err:
+        check_config(compose("config", overrides=[override]))
+    assert str(err.value) == f"invalid config: {line}"
 
 
 def test_a_well_formed_recipe_card_passes_and_each_malformed_part_is_named() -> None:
+    run = {"seed": 0, "checkpoint_every_s": 30}  # the top-level keys every config has
     deviation = {"key": "model.init", "source": "grand", "ours": "default", "why": "one sentence", "effect": None}
-    check_config(OmegaConf.create({"recipe_card": {"source": "THUDM/GRAND@7a2fd6e run_cora.sh", "deviations": [deviation]}}))
-    check_config(OmegaConf.create({"recipe_card": None}))
+    check_config(
+        OmegaConf.create({**run, "recipe_card": {"source": "THUDM/GRAND@7a2fd6e run_cora.sh", "deviations": [deviation]}})
+    )
+    check_config(OmegaConf.create({**run, "recipe_card": None}))
     bad = {"source": "", "deviations": [{**deviation, "why": ""}, {"key": "x"}, {**deviation, "effect": 0.1}]}
     with pytest.raises(ConfigError) as err:
-        check_config(OmegaConf.create({"recipe_card": bad}))
+        check_config(OmegaConf.create({**run, "recipe_card": bad}))
     assert str(err.value) == (
         "invalid config: recipe_card.source='' must be a non-empty string; recipe_card.deviations[0].why='' must be "
         "a non-empty string; recipe_card.deviations[1] must have exactly the keys key, source, ours, why, effect, got "
         "['key']; recipe_card.deviations[2].effect=0.1 must be a string or null"
     )
     with pytest.raises(ConfigError, match=r"recipe_card must have exactly the keys deviations and source, got \['source'\]"):
-        check_config(OmegaConf.create({"recipe_card": {"source": "paper"}}))
+        check_config(OmegaConf.create({**run, "recipe_card": {"source": "paper"}}))
 
 
 def test_a_cuda_accelerator_without_a_cuda_gpu_names_the_cpu_trainers() -> None:

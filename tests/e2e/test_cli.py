@@ -91,13 +91,42 @@ def test_help_lists_groups_and_options(tmp_path: Path) -> None:
         (["model=transformer9000"], "error: model=transformer9000: no such model; the options: appnp, gat, gatedgcn, "),
         (["seed=abc"], "seed='abc' must be an integer"),
         (["trainer.max_epochs=ten"], "trainer.max_epochs='ten' must be an integer"),
+        # the schemas (graphbench.config.schema): a wrong value or key of a node, before anything is built
+        (["model.hidden_dim=0"], "error: invalid config: model.hidden_dim=0 must be a positive integer"),
+        (["+model.hiden_dim=8"], "error: invalid config: model.hiden_dim is not a key of model (did you mean model.hidden_dim?)"),
+        # a class names its own argument, the builder puts the config path in front
+        (["dataset.pad_to=xyz"], "error: dataset.pad_to='xyz' is not one of ['none', 'buckets']"),
+        (["dataset.num_workers=-1"], "error: dataset.num_workers must be a non-negative integer, got -1"),
+        (["++sampler.eval=mini"], "error: sampler.eval='mini' is not one of ['full', 'sampled']"),
+        (["model=gcnii", "model.layer.num_convs=0"], "error: model.layer.num_convs=0 must be >= 1"),
+        (
+            ["+head.dropout_first=true", "+head.l2_normalize=true"],
+            "error: head.dropout_first=true and l2_normalize=true are two heads' orders: set one of them",
+        ),
+        (["budget.max_params=10"], "error: budget.max_params=10 is below the "),
+        (["model=grand"], "error: model.encode_inputs=false needs dense node features, no pe_encoder and at least one layer"),
+        (
+            ["model=grand", "model.encode_inputs=true"],
+            "error: model.consistency (GRAND's consistency regularization) needs a multiclass task; dataset 'cycles' is "
+            "binary: set model.consistency=null",
+        ),
     ],
 )
 def test_bad_input_gives_one_clear_message(tmp_path: Path, args: list[str], expected: str) -> None:
     proc = run_cli([*FAST_CYCLES, *args, f"hydra.run.dir={tmp_path / 'run'}"], tmp_path)
     assert proc.returncode == 1
-    assert expected in proc.stderr
+    errors = [line for line in proc.stderr.splitlines() if line.startswith("error:")]
+    assert len(errors) == 1 and expected in errors[0], proc.stderr[-3000:]
     assert "Traceback" not in proc.stderr
+
+
+def test_a_source_argument_is_named_by_its_dataset_key(tmp_path: Path) -> None:
+    """The source names its argument (homophily=0.4); the dataset's builder adds ``dataset.``."""
+    proc = run_cli(["dataset=syn-cora", "dataset.homophily=0.4", f"hydra.run.dir={tmp_path / 'run'}"], tmp_path)
+    assert proc.returncode == 1
+    errors = [line for line in proc.stderr.splitlines() if line.startswith("error:")]
+    expected = "error: dataset.homophily=0.4 is not a syn-cora graph; valid: 0.0, 0.3, 0.5, 0.7, 1.0"
+    assert len(errors) == 1 and expected in errors[0], proc.stderr[-3000:]
 
 
 def test_missing_data_root_names_files_and_writes_no_cache(tmp_path: Path) -> None:

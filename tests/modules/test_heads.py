@@ -42,7 +42,7 @@ def test_reset_parameters_redraws_every_linear_layer() -> None:
 
 
 def test_zero_layers_is_refused() -> None:
-    with pytest.raises(ValueError, match=r"^head.num_layers must be >= 1, got 0$"):
+    with pytest.raises(ValueError, match=r"^num_layers=0 must be >= 1$"):
         MLPHead(in_dim=4, out_dim=2, num_layers=0)
 
 

@@ -36,9 +36,9 @@ def module(protocol: str, metric: str, **kwargs: object) -> LinkTaskModule:
 @pytest.mark.parametrize(
     ("kwargs", "message"),
     [
-        ({"protocol": "sampling"}, r"^dataset.module.protocol='sampling' is not one of \['classification', 'hits', 'ranking'\]$"),
-        ({"protocol": "hits", "num_negatives": -1}, r"^dataset.module.num_negatives=-1 must be a non-negative integer$"),
-        ({"protocol": "classification"}, r"^dataset.module.protocol=classification needs dataset.module.loss"),
+        ({"protocol": "sampling"}, r"^protocol='sampling' is not one of \['classification', 'hits', 'ranking'\]$"),
+        ({"protocol": "hits", "num_negatives": -1}, r"^num_negatives=-1 must be a non-negative integer$"),
+        ({"protocol": "classification"}, r"^protocol=classification needs a loss \(e.g. loss="),
     ],
 )
 def test_configuration_errors_name_the_key_and_what_is_valid(kwargs: dict, message: str) -> None:

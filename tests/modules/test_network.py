@@ -8,9 +8,10 @@ from torch_geometric.data import Batch, Data
 
 from graphbench.data.info import DatasetInfo, FeatureSpec
 from graphbench.modules.heads import MLPHead
-from graphbench.modules.layers import GatedGCNLayer, GCNLayer, GINELayer, MLPLayer
+from graphbench.modules.layers import GatedGCNLayer, GCNIILayer, GCNLayer, GINELayer, MLPLayer
 from graphbench.modules.network import GraphNetwork, count_parameters
 from graphbench.modules.norms import NodeNorm
+from graphbench.run.errors import ArgumentError
 
 INFO = DatasetInfo("toy", "graph", "multilabel", 3, "ap", True, FeatureSpec("atom"), FeatureSpec("bond"))
 
@@ -68,8 +69,15 @@ def test_head_depth_and_exact_parameter_count() -> None:
     assert count_parameters(mlp3) == 2 * (8 * 8 + 8) + 8 * 3 + 3
 
 
+def test_a_layers_refused_argument_is_named_as_the_networks_layer_argument() -> None:
+    """The layer names its own argument; the network, given the layer as ``layer``, puts that in front."""
+    with pytest.raises(ArgumentError, match=r"^layer.num_convs=0 must be >= 1$") as err:
+        network(partial(GCNIILayer, num_convs=0), num_layers=1)
+    assert err.value.argument == "layer"
+
+
 def test_unknown_pooling_lists_valid_ones() -> None:
-    with pytest.raises(ValueError, match="valid"):
+    with pytest.raises(ValueError, match=r"^pooling='median' is not one of \['add', 'max', 'mean'\]$"):
         network(GCNLayer, pooling="median")
 
 
@@ -106,9 +114,9 @@ def test_residual_block_adds_the_layer_output_alone() -> None:
     for layer in net.layers:
         h = h + layer(h, batch.edge_index, e)[0]
     torch.testing.assert_close(net.embed(batch), h)
-    with pytest.raises(ValueError, match="normalization=none"):
+    with pytest.raises(ValueError, match=r"^block='residual' puts no norm around the layers: its norm must be of kind none$"):
         network(GINELayer, block="residual")
-    with pytest.raises(ValueError, match="unknown model"):
+    with pytest.raises(ValueError, match=r"^block='post' is not one of \['full', 'residual'\]$"):
         network(GINELayer, block="post")
 
 

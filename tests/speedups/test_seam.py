@@ -156,7 +156,7 @@ def test_a_network_compiled_for_static_shapes_trains_on_padded_batches_as_eager(
 
 
 def test_compile_network_names_the_valid_modes() -> None:
-    with pytest.raises(ValueError, match=r"^model.compile_mode='fast' is not one of \['default', 'reduce-overhead', "):
+    with pytest.raises(ValueError, match=r"^mode='fast' is not one of \['default', 'reduce-overhead', "):
         speedups.compile_network(_network(GCNLayer, dropout=0.0), mode="fast")
 
 

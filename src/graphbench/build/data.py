@@ -150,7 +150,7 @@ def datamodule_from_config(
         raise ConfigError(unknown_key_message(unknown[0], dataset, cls))
     values = OmegaConf.to_container(dataset, resolve=True)
     assert isinstance(values, dict)
-    source = build(values["source"], f"dataset '{name}': its source")
+    source = build(values["source"], f"dataset '{name}': its source", path="dataset")
     keys = {key: values[key] for key in cls.keys() if key in values}
     return datamodule_from_keys(cls, source, keys, sampler=sampler, pe_transform=pe_transform)
 

@@ -24,7 +24,7 @@ from graphbench.modules.layers.grand import INITIALIZATIONS, initialize
 from graphbench.modules.network import count_parameters
 from graphbench.modules.task_module import GraphTaskModule
 from graphbench.run.checkpoints import load_network_weights, read_checkpoint
-from graphbench.run.errors import ConfigError
+from graphbench.run.errors import ArgumentError, ConfigError
 from graphbench.run.record import RunRecord
 
 log = logging.getLogger(__name__)
@@ -43,6 +43,7 @@ def network_builder(cfg: DictConfig, info: DatasetInfo) -> Callable[[int], nn.Mo
         f"model '{cfg.model.name}'",
         # the objective's part (build_task_module), the initialization, the compilation's mode (prepared_model)
         (*METADATA_KEYS, "consistency", "init", "compile_mode"),
+        path="model",
         _partial_=True,
         info=info,
         head=build(cfg.head, "head", METADATA_KEYS),
@@ -60,7 +61,12 @@ def network_width(cfg: DictConfig, make_network: Callable[[int], nn.Module]) -> 
     if max_params is not None and cfg.budget.get("solve_width", True):
         # a PE concatenated to the node embedding (pe.concat_dim) needs at least one channel beside it
         min_width = int(cfg.pe.get("concat_dim") or 0) + 1
-        return solve_width(make_network, int(max_params), int(cfg.model.get("width_multiple", 1)), min_width=min_width).hidden_dim
+        try:
+            return solve_width(
+                make_network, int(max_params), int(cfg.model.get("width_multiple", 1)), min_width=min_width
+            ).hidden_dim
+        except ArgumentError as exc:  # max_params is budget.max_params
+            raise exc.at("budget") from None
     return int(cfg.model.hidden_dim)
 
 

@@ -58,6 +58,11 @@ def build_consistency(cfg: DictConfig, info: DatasetInfo) -> ConsistencyLoss | N
             f"model.consistency (model '{cfg.model.name}') trains node- and graph-level tasks; dataset "
             f"'{cfg.dataset.name}' is link-level: set model.consistency=null"
         )
+    if info.task_type != "multiclass":
+        raise ConfigError(
+            f"model.consistency (GRAND's consistency regularization) needs a multiclass task; dataset "
+            f"'{cfg.dataset.name}' is {info.task_type}: set model.consistency=null"
+        )
     return build(node, "model.consistency")
 
 

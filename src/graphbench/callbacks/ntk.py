@@ -24,7 +24,7 @@ from torch.func import functional_call, vjp, vmap
 from torch_geometric.utils import add_self_loops, degree, remove_self_loops, to_undirected
 
 from graphbench.data.store.loader import GraphIds
-from graphbench.run.errors import ConfigError
+from graphbench.run.errors import ArgumentError, ConfigError
 
 
 @contextmanager
@@ -210,13 +210,13 @@ class NTKAlignment(L.Callback):
         num_layers: int | None = None,
         csv_name: str | None = "ntk_alignment.csv",
     ) -> None:
-        if every_n_epochs < 1 or num_nodes < 2 or num_graphs < 2:
-            raise ConfigError(
-                "callbacks.ntk needs every_n_epochs >= 1 and num_nodes, num_graphs >= 2 (an alignment compares pairs), "
-                f"got every_n_epochs={every_n_epochs}, num_nodes={num_nodes}, num_graphs={num_graphs}"
-            )
+        if every_n_epochs < 1:
+            raise ArgumentError(f"every_n_epochs={every_n_epochs} must be >= 1")
+        for name, count in (("num_nodes", num_nodes), ("num_graphs", num_graphs)):
+            if count < 2:
+                raise ArgumentError(f"{name}={count} must be >= 2 (an alignment compares pairs)")
         if split not in (None, "train", "val", "test"):
-            raise ConfigError(f"callbacks.ntk.split={split!r} is not valid; valid: null (all nodes), train, val, test")
+            raise ArgumentError(f"split={split!r} is not valid; valid: null (all nodes), train, val, test")
         self.every_n_epochs = every_n_epochs
         self.num_nodes = num_nodes
         self.num_graphs = num_graphs

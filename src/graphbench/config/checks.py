@@ -1,58 +1,17 @@
 """Checks of the config values every run relies on, so that a wrong override ends with one message
-naming the key, the value and what is valid, before anything is built."""
+naming the key, the value and what is valid, before anything is built: every node against its schema
+(:mod:`graphbench.config.schema`), the accelerator against the machine, and the recipe card."""
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from dataclasses import fields
 from typing import Any
 
 import torch
-from omegaconf import DictConfig, OmegaConf
+from omegaconf import DictConfig, ListConfig, OmegaConf
 
+from graphbench.config.schema import SCHEMAS, problems
 from graphbench.run.errors import ConfigError
-
-_MISSING = object()
-
-
-def _positive(value: Any) -> bool:
-    return value > 0
-
-
-def _non_negative(value: Any) -> bool:
-    return value >= 0
-
-
-def _probability(value: Any) -> bool:
-    return 0 <= value < 1
-
-
-def _epochs(value: Any) -> bool:
-    return value >= 1 or value == -1
-
-
-def _any(value: Any) -> bool:
-    return True
-
-
-#: key -> (accepted types, condition on the value, human-readable expectation)
-CHECKED_KEYS: dict[str, tuple[tuple[type, ...], Callable[[Any], bool], str]] = {
-    "seed": ((int,), _any, "an integer"),
-    "checkpoint_every_s": ((int, float), _non_negative, "a non-negative number of seconds"),
-    "dataset.num_workers": ((int,), _non_negative, "a non-negative integer"),
-    "model.hidden_dim": ((int,), _positive, "a positive integer"),
-    "model.num_layers": ((int,), _non_negative, "a non-negative integer"),
-    "model.dropout": ((int, float), _probability, "a number in [0, 1)"),
-    "model.residual": ((bool,), _any, "true or false"),
-    "model.compile": ((bool,), _any, "true or false"),
-    "speedups.enabled": ((bool,), _any, "true or false"),
-    "head.num_layers": ((int,), _positive, "a positive integer"),
-    "optimizer.lr": ((int, float), _positive, "a positive number"),
-    "optimizer.weight_decay": ((int, float), _non_negative, "a non-negative number"),
-    "budget.max_params": ((int, type(None)), lambda v: v is None or v > 0, "a positive integer or null"),
-    "trainer.max_epochs": ((int,), _epochs, "an integer >= 1 (or -1: no limit)"),
-    "trainer.check_val_every_n_epoch": ((int, type(None)), lambda v: v is None or v > 0, "a positive integer"),
-}
-
 
 #: ``trainer.accelerator`` values that train on a CUDA GPU (Lightning's names)
 CUDA_ACCELERATORS: tuple[str, ...] = ("gpu", "cuda")
@@ -107,19 +66,32 @@ def recipe_card_problems(card: Any) -> list[str]:
     return problems
 
 
-def check_config(cfg: DictConfig) -> None:
-    """Raise one :class:`ConfigError` listing every checked key whose value is not valid, a CUDA accelerator
-    without a CUDA GPU (:func:`accelerator_problems`), and every problem of the recipe card
-    (:func:`recipe_card_problems`)."""
-    problems = []
-    for key, (types, condition, expected) in CHECKED_KEYS.items():
-        value: Any = OmegaConf.select(cfg, key, default=_MISSING)
-        if value is _MISSING:
+def schema_problems(cfg: DictConfig) -> list[str]:
+    """One line for each key of ``cfg`` that its node's schema refuses (:data:`graphbench.config.schema.SCHEMAS`,
+    in their order); a node that ``cfg`` does not hold is not checked."""
+    found = []
+    for path, schema in SCHEMAS.items():
+        node = OmegaConf.select(cfg, path) if path else cfg
+        if not isinstance(node, DictConfig):
             continue
-        type_ok = isinstance(value, types) and not (isinstance(value, bool) and bool not in types)
-        if not type_ok or not condition(value):
-            problems.append(f"{key}={value!r} must be {expected}")
-    problems += accelerator_problems(OmegaConf.select(cfg, "trainer.accelerator", default=None), torch.cuda.is_available())
-    problems += recipe_card_problems(OmegaConf.select(cfg, "recipe_card", default=None))
-    if problems:
-        raise ConfigError("invalid config: " + "; ".join(problems))
+        # an open schema's node: only the keys it names are resolved (the top level holds Hydra's own interpolations)
+        keys = [str(key) for key in node] if schema.closed else [f.name for f in fields(schema) if f.name in node]
+        values = {key: plain(node[key]) for key in keys}
+        found += problems(values, schema, path)
+    return found
+
+
+def plain(value: Any) -> Any:
+    """``value`` (a key's value in a config) as plain Python, its interpolations resolved."""
+    return OmegaConf.to_container(value, resolve=True) if isinstance(value, (DictConfig, ListConfig)) else value
+
+
+def check_config(cfg: DictConfig) -> None:
+    """Raise one :class:`ConfigError` listing every key whose value its schema refuses (:func:`schema_problems`),
+    a CUDA accelerator without a CUDA GPU (:func:`accelerator_problems`), and every problem of the recipe card
+    (:func:`recipe_card_problems`)."""
+    found = schema_problems(cfg)
+    found += accelerator_problems(OmegaConf.select(cfg, "trainer.accelerator", default=None), torch.cuda.is_available())
+    found += recipe_card_problems(OmegaConf.select(cfg, "recipe_card", default=None))
+    if found:
+        raise ConfigError("invalid config: " + "; ".join(found))

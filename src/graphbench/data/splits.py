@@ -13,15 +13,15 @@ import torch
 from torch import Tensor
 from torch_geometric.utils import index_to_mask
 
-from graphbench.run.errors import ConfigError, DataError
+from graphbench.run.errors import ArgumentError, ConfigError, DataError
 from graphbench.run.record import SPLITS
 
 
 def check_split_index(split_index: object, num_folds: int, dataset: str) -> int:
-    """``dataset.split_index`` must name one of the ``num_folds`` folds."""
+    """``split_index`` must name one of the ``num_folds`` folds."""
     if isinstance(split_index, bool) or not isinstance(split_index, int) or not 0 <= split_index < num_folds:
-        raise ConfigError(
-            f"dataset.split_index={split_index!r} is not a fold of {dataset}: "
+        raise ArgumentError(
+            f"split_index={split_index!r} is not a fold of {dataset}: "
             f"valid values are 0..{num_folds - 1} ({num_folds}-fold cross-validation)"
         )
     return split_index
@@ -103,7 +103,7 @@ def random_split_masks(num_nodes: int, fractions: tuple[float, float, float], se
     """Boolean ``{split}_mask`` vectors of a uniformly random split of the nodes into the given
     train/val/test fractions (the test split takes the remainder). Deterministic given ``seed``."""
     if len(fractions) != 3 or any(f < 0 for f in fractions) or sum(fractions) > 1 + 1e-9:
-        raise ConfigError(f"dataset.split_fractions must be three non-negative numbers summing to <= 1, got {list(fractions)}")
+        raise ArgumentError(f"fractions={list(fractions)} must be three non-negative numbers summing to <= 1")
     perm = torch.randperm(num_nodes, generator=torch.Generator().manual_seed(int(seed)))
     n_train, n_val = round(fractions[0] * num_nodes), round(fractions[1] * num_nodes)
     parts = {"train": perm[:n_train], "val": perm[n_train : n_train + n_val], "test": perm[n_train + n_val :]}

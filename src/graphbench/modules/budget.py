@@ -9,7 +9,7 @@ import torch
 from torch import nn
 
 from graphbench.modules.network import count_parameters
-from graphbench.run.errors import ConfigError
+from graphbench.run.errors import ArgumentError
 
 
 @dataclass(frozen=True)
@@ -36,7 +36,7 @@ def solve_width(
     (shapes without storage), so even a far too wide candidate costs no memory.
     """
     if max_params < 1:
-        raise ConfigError(f"budget.max_params must be a positive integer, got {max_params}")
+        raise ArgumentError(f"max_params={max_params} must be a positive integer")
     step = max(1, width_multiple)
     counts: dict[int, int] = {}
 
@@ -48,9 +48,9 @@ def solve_width(
 
     first = max(1, -(-min_width // step))
     if count(first) > max_params:
-        raise ConfigError(
-            f"even the narrowest model (hidden_dim={first * step}) has {count(first):,} parameters, over the budget "
-            f"of {max_params:,}; raise budget.max_params or reduce model.num_layers"
+        raise ArgumentError(
+            f"max_params={max_params:,} is below the {count(first):,} parameters of even the narrowest model "
+            f"(hidden_dim={first * step}): raise it, or build a smaller network (fewer layers)"
         )
     lo, limit = first, max(first, max_width // step)
     while lo < limit and count(min(2 * lo, limit)) <= max_params:

@@ -6,6 +6,7 @@ from torch import Tensor, nn
 from torch.nn import functional as F
 
 from graphbench.modules.activations import make_activation
+from graphbench.run.errors import ArgumentError
 
 
 class L2Normalize(nn.Module):
@@ -47,9 +48,9 @@ class MLPHead(nn.Module):
     ) -> None:
         super().__init__()
         if num_layers < 1:
-            raise ValueError(f"head.num_layers must be >= 1, got {num_layers}")
+            raise ArgumentError(f"num_layers={num_layers} must be >= 1")
         if dropout_first and l2_normalize:
-            raise ValueError("head.dropout_first and head.l2_normalize are two heads' orders: set one of them")
+            raise ArgumentError("dropout_first=true and l2_normalize=true are two heads' orders: set one of them")
         layers: list[nn.Module] = []
         for _ in range(num_layers - 1):
             if dropout_first:

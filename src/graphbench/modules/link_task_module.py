@@ -17,7 +17,7 @@ from graphbench.modules.heads import score_pairs
 from graphbench.modules.losses import pos_neg_bce
 from graphbench.modules.schedulers import SchedulerSpec
 from graphbench.modules.task_module import GraphTaskModule
-from graphbench.run.errors import ConfigError
+from graphbench.run.errors import ArgumentError
 
 #: how pairs are trained and evaluated (see :class:`LinkTaskModule`)
 PROTOCOLS: tuple[str, ...] = ("classification", "hits", "ranking")
@@ -75,13 +75,11 @@ class LinkTaskModule(GraphTaskModule):
     ) -> None:
         super().__init__(network, info, optimizer, scheduler, loss=loss, config=config)
         if protocol not in PROTOCOLS:
-            raise ConfigError(f"dataset.module.protocol={protocol!r} is not one of {list(PROTOCOLS)}")
+            raise ArgumentError(f"protocol={protocol!r} is not one of {list(PROTOCOLS)}")
         if not isinstance(num_negatives, int) or num_negatives < 0:
-            raise ConfigError(f"dataset.module.num_negatives={num_negatives!r} must be a non-negative integer")
+            raise ArgumentError(f"num_negatives={num_negatives!r} must be a non-negative integer")
         if protocol == "classification" and loss is None:
-            raise ConfigError(
-                "dataset.module.protocol=classification needs dataset.module.loss (e.g. {_target_: torch.nn.BCEWithLogitsLoss})"
-            )
+            raise ArgumentError("protocol=classification needs a loss (e.g. loss={_target_: torch.nn.BCEWithLogitsLoss})")
         self.protocol = protocol
         self.num_negatives = num_negatives
         self.score_chunk = score_chunk

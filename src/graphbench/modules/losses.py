@@ -13,6 +13,8 @@ import torch
 from torch import Tensor, nn
 from torch.nn import functional as F
 
+from graphbench.run.errors import ArgumentError
+
 
 class MaskedBCEWithLogitsLoss(nn.Module):
     r"""Binary cross-entropy on logits over the labelled entries only: a NaN target means "not
@@ -93,11 +95,11 @@ class ConsistencyLoss(nn.Module):
     def __init__(self, num_augmentations: int, temperature: float, weight: float) -> None:
         super().__init__()
         if not isinstance(num_augmentations, int) or num_augmentations < 1:
-            raise ValueError(f"model.consistency.num_augmentations must be a positive integer, got {num_augmentations!r}")
+            raise ArgumentError(f"num_augmentations={num_augmentations!r} must be a positive integer")
         if not temperature > 0:
-            raise ValueError(f"model.consistency.temperature must be positive (GRAND uses 0.1-0.5), got {temperature!r}")
+            raise ArgumentError(f"temperature={temperature!r} must be positive (GRAND uses 0.1-0.5)")
         if not weight >= 0:
-            raise ValueError(f"model.consistency.weight must be non-negative, got {weight!r}")
+            raise ArgumentError(f"weight={weight!r} must be non-negative")
         self.num_augmentations = num_augmentations
         self.temperature = float(temperature)
         self.weight = float(weight)

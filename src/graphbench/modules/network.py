@@ -14,6 +14,7 @@ from graphbench.modules.activations import make_activation
 from graphbench.modules.encoders import make_feature_encoder
 from graphbench.modules.layers.contract import Layer, check_layer
 from graphbench.modules.propagation import EdgePlan, PlanMemo
+from graphbench.run.errors import ArgumentError
 
 POOLINGS: dict[str, Callable[..., Tensor]] = {"mean": global_mean_pool, "add": global_add_pool, "max": global_max_pool}
 
@@ -80,20 +81,20 @@ class GraphNetwork(nn.Module):
     ) -> None:
         super().__init__()
         if pooling not in POOLINGS:
-            raise ValueError(f"unknown pooling {pooling!r}; valid: {sorted(POOLINGS)}")
+            raise ArgumentError(f"pooling={pooling!r} is not one of {sorted(POOLINGS)}")
         if block not in BLOCKS:
-            raise ValueError(f"unknown model.block {block!r}; valid: {list(BLOCKS)}")
+            raise ArgumentError(f"block={block!r} is not one of {list(BLOCKS)}")
         if num_layers < 0:
-            raise ValueError(f"model.num_layers must be >= 0, got {num_layers}")
+            raise ArgumentError(f"num_layers={num_layers} must be >= 0")
         if edge_encoder not in EDGE_ENCODERS:
-            raise ValueError(f"unknown model.edge_encoder {edge_encoder!r}; valid: {list(EDGE_ENCODERS)}")
+            raise ArgumentError(f"edge_encoder={edge_encoder!r} is not one of {list(EDGE_ENCODERS)}")
         self.level = info.level
         self.residual = residual
         self.pool = POOLINGS[pooling]
         if not encode_inputs and (info.node_features.kind != "dense" or pe_encoder is not None or num_layers < 1):
-            raise ValueError("model.encode_inputs=false needs dense node features, pe=none and at least one layer")
+            raise ArgumentError("encode_inputs=false needs dense node features, no pe_encoder and at least one layer")
         if last_layer_outputs and num_layers < 1:
-            raise ValueError("model.last_layer_outputs=true needs at least one layer")
+            raise ArgumentError("last_layer_outputs=true needs at least one layer")
         in_dims, out_dims = [hidden_dim] * num_layers, [hidden_dim] * num_layers
         if not encode_inputs:
             in_dims[0] = info.node_features.dim  # the first layer reads the raw features
@@ -105,9 +106,13 @@ class GraphNetwork(nn.Module):
         self.pe_concat_dim: int | None = getattr(self.pe_encoder, "concat_dim", None)
         feature_dim = hidden_dim - (self.pe_concat_dim or 0)
         if feature_dim < 1:
-            raise ValueError(f"model.hidden_dim={hidden_dim} leaves no room beside the {self.pe_concat_dim} PE channels")
+            raise ArgumentError(f"hidden_dim={hidden_dim} leaves no room beside the {self.pe_concat_dim} channels of pe_encoder")
         self.node_encoder = make_feature_encoder(info.node_features, feature_dim) if encode_inputs else nn.Identity()
-        built = [check_layer(layer(in_dim=i, out_dim=o, edge_dim=hidden_dim)) for i, o in zip(in_dims, out_dims)]
+        try:
+            made = [layer(in_dim=i, out_dim=o, edge_dim=hidden_dim) for i, o in zip(in_dims, out_dims)]
+        except ArgumentError as exc:  # an argument of the layer node
+            raise exc.under("layer") from None
+        built = [check_layer(lay) for lay in made]
         self.layers = nn.ModuleList(built)  # Layers (checked): the loops below read their contract
         self.reads_edge_features = any(lay.uses_edge_attr for lay in built)
         # auto: layers that ignore edge features (uses_edge_attr = False) get no edge encoder, whose
@@ -119,7 +124,7 @@ class GraphNetwork(nn.Module):
             else None
         )
         if block == "residual" and getattr(norm(hidden_dim), "kind", "none") != "none":
-            raise ValueError("model.block=residual puts no norm around the layers: set normalization=none")
+            raise ArgumentError("block='residual' puts no norm around the layers: its norm must be of kind none")
         self.node_norms = nn.ModuleList(nn.Identity() if lay.self_contained else norm(hidden_dim) for lay in built)
         self.normed_edges = any(lay.updates_edges and not lay.self_contained for lay in built)
         self.edge_norms = nn.ModuleList(

@@ -18,7 +18,7 @@ from graphbench.metrics.mean import WeightedMean
 from graphbench.metrics.registry import make_metric
 from graphbench.modules.losses import ConsistencyLoss
 from graphbench.modules.schedulers import SchedulerSpec
-from graphbench.run.errors import ConfigError
+from graphbench.run.errors import ArgumentError
 from graphbench.run.record import SPLITS
 
 
@@ -66,9 +66,9 @@ class GraphTaskModule(L.LightningModule):
         # config from the run itself, flat (graphbench.tasks.train)
         self.save_hyperparameters("config", logger=False)
         if consistency is not None and info.task_type != "multiclass":
-            raise ConfigError(
-                f"model.consistency (GRAND's consistency regularization) needs a multiclass task; dataset "
-                f"'{info.name}' is {info.task_type}: set model.consistency=null"
+            raise ArgumentError(
+                f"consistency (GRAND's consistency regularization) needs a multiclass task; dataset "
+                f"'{info.name}' is {info.task_type}: pass consistency=None"
             )
         self.consistency = consistency
         self.network = network

@@ -1,5 +1,7 @@
 """Errors that end a run with one clear message instead of a traceback."""
 
+from __future__ import annotations
+
 
 class GraphbenchError(Exception):
     """Base class: the message says what was wrong and how to fix it."""
@@ -29,3 +31,25 @@ class Pruned(GraphbenchError):
     def __init__(self, epoch: int) -> None:
         super().__init__(f"pruned at epoch {epoch}")
         self.epoch = epoch
+
+
+class ArgumentError(ConfigError, ValueError):
+    """An argument has a value that its class or function refuses. The message begins with the argument's
+    name as its owner knows it (``pad_to='xyz' is not one of ['none', 'buckets']``), never a config path:
+    the owner does not know which config node it was built from. An object that passes an argument on to
+    another names its own argument in front (:meth:`under`), and whoever builds the object from a config
+    node puts the node's path in front (:meth:`at`, done by :func:`graphbench.config.instantiate.build`):
+    ``dataset.pad_to='xyz' is not one of ['none', 'buckets']``."""
+
+    def __init__(self, message: str) -> None:
+        super().__init__(message)
+        #: the argument the message begins with
+        self.argument: str = message.split("=")[0].split(" ")[0].split(".")[0]
+
+    def under(self, argument: str) -> ArgumentError:
+        """This error as the owner of ``argument`` (the object this error's owner was built from) says it."""
+        return ArgumentError(f"{argument}.{self}")
+
+    def at(self, path: str) -> ConfigError:
+        """This error of an object built from the config node at ``path`` (``dataset``, ``model.layer``)."""
+        return ConfigError(f"{path}.{self}")

@@ -11,6 +11,7 @@ import torch
 from torch import nn
 from torch_geometric.nn.dense.linear import Linear as PyGLinear
 
+from graphbench.run.errors import ArgumentError
 from graphbench.speedups import result_moves
 from graphbench.speedups.dropout import Dropout
 from graphbench.speedups.linear import Linear, OneDnnPyGLinear
@@ -55,7 +56,7 @@ def compile_network(network: nn.Module, static_shapes: bool = False, mode: str =
     Inductor draws its own dropout masks: with dropout the losses follow another random stream than
     eager's; without, they equal eager's up to float summation order."""
     if mode not in COMPILE_MODES:
-        raise ValueError(f"model.compile_mode={mode!r} is not one of {list(COMPILE_MODES)}")
+        raise ArgumentError(f"mode={mode!r} is not one of {list(COMPILE_MODES)}")
     if not static_shapes:
         network.compile(dynamic=True, mode=mode)
         return network

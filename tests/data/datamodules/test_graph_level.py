@@ -35,7 +35,7 @@ def test_batches_gathered_on_the_device_are_the_cpu_loaders_batches(tmp_path: Pa
 
 
 def test_batch_on_device_must_be_a_boolean(tmp_path: Path) -> None:
-    with pytest.raises(ConfigError, match=r"dataset.batch_on_device must be true or false, got 'yes'"):
+    with pytest.raises(ConfigError, match=r"^dataset.batch_on_device='yes' must be true or false$"):
         make(tmp_path, batch_on_device="yes")
 
 

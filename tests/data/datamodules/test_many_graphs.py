@@ -29,7 +29,7 @@ def three_paths() -> SimpleNamespace:
 
 @pytest.mark.parametrize("bad", [0, -3, True, 2.0, "8", None])
 def test_batch_size_is_a_positive_number_of_graphs(bad: object) -> None:
-    with pytest.raises(ConfigError, match=r"^dataset.batch_size \(graphs per batch\) must be a positive integer, got "):
+    with pytest.raises(ConfigError, match=r"^batch_size=.* \(graphs per batch\) must be a positive integer$"):
         ManyGraphs(batch_size=bad)  # type: ignore[arg-type]
 
 
@@ -55,24 +55,22 @@ def test_many_graphs_take_the_full_sampler_only_and_batch_on_the_device_at_graph
         many_graphs_layout("tsp", ManyGraphsConfig(batch_size=4), ClusterGCN(num_parts=2, parts_per_batch=1), level="link")
     with pytest.raises(ConfigError, match=r"^sampler=cluster_gcn applies to one-graph datasets; zinc is split by graphs"):
         many_graphs_layout("zinc", ManyGraphsConfig(batch_size=4), ClusterGCN(num_parts=2, parts_per_batch=1), level="graph")
-    with pytest.raises(
-        ConfigError, match=r"^dataset.batch_on_device=true gathers graph-level mini-batches on the device; tsp is not"
-    ):
+    with pytest.raises(ConfigError, match=r"^batch_on_device=true gathers graph-level mini-batches on the device; tsp is not"):
         many_graphs_layout("tsp", ManyGraphsConfig(batch_size=4, batch_on_device=True), None, level="link")
     on_device = many_graphs_layout("zinc", ManyGraphsConfig(batch_size=4, batch_on_device=True), None, level="graph")
     assert on_device.batch_on_device and not on_device.label_nodes and on_device.pad_to == "none"
-    with pytest.raises(ConfigError, match=r"^dataset 'zinc' has many graphs: set dataset.batch_size \(graphs per batch\)$"):
+    with pytest.raises(ConfigError, match=r"^batch_size is missing: zinc has many graphs; set it \(graphs per batch\)$"):
         many_graphs_layout("zinc", ManyGraphsConfig(), None, level="graph")
 
 
 def test_pad_to_is_one_of_its_choices() -> None:
     assert ManyGraphs(batch_size=2, pad_to="buckets").pad_to == "buckets"
-    with pytest.raises(ConfigError, match=r"^dataset.pad_to='fixed' is not one of \['none', 'buckets'\]$"):
+    with pytest.raises(ConfigError, match=r"^pad_to='fixed' is not one of \['none', 'buckets'\]$"):
         ManyGraphs(batch_size=2, pad_to="fixed")
 
 
 def test_buckets_pad_graph_level_batches_only() -> None:
-    with pytest.raises(ConfigError, match=r"^dataset.pad_to=buckets pads the mini-batches of graph-level datasets; pattern is"):
+    with pytest.raises(ConfigError, match=r"^pad_to='buckets' pads the mini-batches of graph-level datasets; pattern is"):
         many_graphs_layout("pattern", ManyGraphsConfig(batch_size=4, pad_to="buckets"), None, level="node")
 
 

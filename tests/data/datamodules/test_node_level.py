@@ -124,7 +124,7 @@ def test_igb_split_replaces_the_shipped_one_with_ten_ten_eighty(tmp_path: Path) 
 
 def test_batches_on_the_device_are_refused_at_node_level(tmp_path: Path) -> None:
     with pytest.raises(
-        ConfigError, match=r"batch_on_device=true gathers graph-level mini-batches .* set dataset.batch_on_device=false"
+        ConfigError, match=r"^dataset.batch_on_device=true gathers graph-level mini-batches .* set batch_on_device=false$"
     ):
         node_dm(Paths(), tmp_path, batch_on_device=True, **MANY)
 
@@ -134,9 +134,9 @@ def test_a_graph_batch_size_is_refused_for_one_graph_and_required_for_many(tmp_p
         ConfigError, match=r"^dataset.batch_size \(graphs per batch\) does not apply to toy, which is one graph: remove"
     ):
         node_dm(Triangle(), tmp_path, batch_size=1)
-    with pytest.raises(ConfigError, match=r"^dataset 'toy' has many graphs: set dataset.batch_size \(graphs per batch\)$"):
+    with pytest.raises(ConfigError, match=r"^dataset.batch_size is missing: toy has many graphs; set it \(graphs per batch\)$"):
         node_dm(Paths(), tmp_path)
-    with pytest.raises(ConfigError, match=r"batch_size .*must be a positive integer, got 0"):
+    with pytest.raises(ConfigError, match=r"^dataset.batch_size=0 \(graphs per batch\) must be a positive integer$"):
         node_dm(Paths(), tmp_path, batch_size=0)
 
 

@@ -17,7 +17,7 @@ from graphbench.data.datamodules import LinkLevelDataModule, NodeLevelDataModule
 from graphbench.data.datamodules.one_graph import OneGraphLinks, OneGraphNodes
 from graphbench.data.info import DataFacts, FeatureSpec
 from graphbench.data.io.raw_root import RawRoot
-from graphbench.data.samplers import FullBatch, NeighborSampling, Sampler
+from graphbench.data.samplers import ClusterGCN, FullBatch, NeighborSampling, Sampler
 from graphbench.data.sources.base import OneGraphNodeSource, Source
 from graphbench.data.store.graph_store import GraphStore
 from graphbench.data.store.sharding import Shard
@@ -85,6 +85,13 @@ def test_node_and_link_samplers_get_the_same_context_with_shard_and_seed(tmp_pat
         assert (context.num_workers, context.shard, context.seed) == (0, Shard(1, 2), 11), type(dm).__name__
         assert context.cache("parts", (3,), lambda: [1, 2]) == [1, 2]  # built once, then read from the dataset's cache
         assert context.cache("parts", (3,), lambda: [9]) == [1, 2]
+
+
+def test_an_argument_its_sampler_refuses_at_loading_is_named_as_the_sampler_key(tmp_path: Path) -> None:
+    dm = node_dm(tmp_path, sampler=ClusterGCN(num_parts=7, parts_per_batch=1))
+    dm.setup("fit")
+    with pytest.raises(ConfigError, match=r"^sampler.num_parts=7 exceeds the graph's 6 nodes$"):
+        dm.train_dataloader()
 
 
 def test_link_training_takes_the_samplers_pairs_per_step(tmp_path: Path) -> None:

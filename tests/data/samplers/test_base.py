@@ -51,11 +51,11 @@ def test_link_batches_of_a_node_sampler_are_one_clear_error() -> None:
 @pytest.mark.parametrize(
     ("kwargs", "message"),
     [
-        ({"eval": "mini"}, r"^sampler.eval='mini' is not one of \['full', 'sampled'\]$"),
-        ({"eval": "sampled"}, r"^sampler.eval=sampled needs sampler.eval_num_neighbors"),
-        ({"eval": "sampled", "eval_num_neighbors": [0]}, r"^sampler.eval_num_neighbors must be a non-empty list"),
-        ({"eval_batch_size": 0}, r"^sampler.eval_batch_size must be a positive integer, got 0$"),
-        ({"batch_size": -3}, r"^sampler.batch_size must be a positive integer, got -3$"),
+        ({"eval": "mini"}, r"^eval='mini' is not one of \['full', 'sampled'\]$"),
+        ({"eval": "sampled"}, r"^eval=sampled needs eval_num_neighbors \(fan-outs per hop"),
+        ({"eval": "sampled", "eval_num_neighbors": [0]}, r"^eval_num_neighbors=\[0\] must be a non-empty list"),
+        ({"eval_batch_size": 0}, r"^eval_batch_size=0 must be a positive integer$"),
+        ({"batch_size": -3}, r"^batch_size=-3 must be a positive integer$"),
     ],
 )
 def test_bad_arguments_are_one_clear_error(kwargs: dict[str, object], message: str) -> None:

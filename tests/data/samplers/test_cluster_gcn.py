@@ -2,11 +2,13 @@
 
 from __future__ import annotations
 
+import pytest
 import torch
 from torch_geometric.data import Data
 from torch_geometric.utils import subgraph
 
 from graphbench.data.samplers import ClusterGCN, SamplerContext, metis_parts, no_cache
+from graphbench.run.errors import ArgumentError
 
 
 def two_cliques() -> Data:
@@ -61,3 +63,8 @@ def test_same_seed_same_batches() -> None:
 
     assert epoch(0) == epoch(0)
     assert epoch(0) != epoch(5)
+
+
+def test_more_parts_than_nodes_is_one_error_naming_num_parts() -> None:
+    with pytest.raises(ArgumentError, match=r"^num_parts=61 exceeds the graph's 60 nodes$"):
+        ClusterGCN(num_parts=61, parts_per_batch=1).train_loader(ring(), SamplerContext(0, no_cache))

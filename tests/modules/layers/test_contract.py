@@ -17,6 +17,7 @@ from graphbench.modules.layers.contract import CONTRACT, Layer, check_layer, gcn
 from graphbench.modules.network import GraphNetwork
 from graphbench.modules.norms import NodeNorm
 from graphbench.modules.propagation import EdgePlan
+from graphbench.run.errors import ArgumentError
 
 #: every registered layer's contract: (updates_edges, uses_edge_attr, uses_edge_weight, uses_plan,
 #: needs_batch, self_contained), in the order of CONTRACT
@@ -99,13 +100,13 @@ def network(layer: object, num_layers: int = 1) -> GraphNetwork:
 @pytest.mark.parametrize(
     ("cls", "message"),
     [
-        (Bare, "model.layer: Bare does not declare " + ", ".join(CONTRACT) + " as a bool; subclass "),
-        (Misdeclared, "model.layer: Misdeclared does not declare uses_plan as a bool; subclass "),
-        (Declared, "model.layer: Declared is not a graphbench.modules.layers.contract.Layer; subclass "),
+        (Bare, "layer (Bare) does not declare " + ", ".join(CONTRACT) + " as a bool; subclass "),
+        (Misdeclared, "layer (Misdeclared) does not declare uses_plan as a bool; subclass "),
+        (Declared, "layer (Declared) is not a graphbench.modules.layers.contract.Layer; subclass "),
     ],
 )
 def test_the_network_refuses_a_layer_outside_the_contract_in_one_line(cls: type, message: str) -> None:
-    with pytest.raises(TypeError) as error:
+    with pytest.raises(ArgumentError) as error:
         network(lambda in_dim, out_dim, edge_dim: cls())
     text = str(error.value)
     assert "\n" not in text

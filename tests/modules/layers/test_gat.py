@@ -48,5 +48,5 @@ def test_heads_concatenate_to_out_dim() -> None:
 
 
 def test_width_not_divisible_by_heads_names_the_fix() -> None:
-    with pytest.raises(ValueError, match="gat: hidden_dim=10 must be a positive multiple of heads=4"):
+    with pytest.raises(ValueError, match=r"^heads=4 must divide out_dim=10 \(gat's width, concatenated heads\)"):
         GATLayer(10, 10, 10, heads=4)

@@ -44,5 +44,5 @@ def test_shared_weights_use_one_matrix_for_source_and_target() -> None:
 
 
 def test_width_not_divisible_by_heads_names_the_fix() -> None:
-    with pytest.raises(ValueError, match="gatv2: hidden_dim=10 must be a positive multiple of heads=4"):
+    with pytest.raises(ValueError, match=r"^heads=4 must divide out_dim=10 \(gatv2's width, concatenated heads\)"):
         GATv2Layer(10, 10, 10, heads=4)

@@ -50,5 +50,5 @@ def test_one_convolution_by_hand(alpha: float, expected: list[list[float]]) -> N
 def test_the_convolutions_share_one_weight_each_and_read_growing_depths() -> None:
     layer = GCNIILayer(4, 4, 0, num_convs=3)
     assert [conv.beta for conv in layer.convs] == pytest.approx([math.log(0.5 / depth + 1) for depth in (1, 2, 3)])
-    with pytest.raises(ValueError, match="num_convs must be >= 1"):
+    with pytest.raises(ValueError, match=r"^num_convs=0 must be >= 1$"):
         GCNIILayer(4, 4, 0, num_convs=0)

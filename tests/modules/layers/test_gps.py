@@ -65,7 +65,14 @@ def test_declares_batch_and_self_contained_for_the_network() -> None:
 
 @pytest.mark.parametrize(
     ("kwargs", "match"),
-    [({"heads": 3}, "multiple of heads=3"), ({"local": "gcn"}, "valid"), ({"norm": "groupnorm"}, "valid")],
+    [
+        (
+            {"heads": 3},
+            r"^heads=3 must divide out_dim=8 \(gps's width, concatenated heads\): the width must be a positive multiple of 3$",
+        ),
+        ({"local": "gcn"}, r"^local='gcn' is not one of \['gine', 'gatedgcn'\]$"),
+        ({"norm": "groupnorm"}, "valid"),
+    ],
 )
 def test_bad_arguments_name_the_fix(kwargs: dict, match: str) -> None:
     with pytest.raises(ValueError, match=match):

@@ -26,7 +26,7 @@ from graphbench.data.store.device_store import DeviceStore
 from graphbench.data.store.graph_store import GraphStore
 from graphbench.data.store.loader import GraphIds
 from graphbench.data.store.sharding import Shard
-from graphbench.run.errors import ConfigError, DataError
+from graphbench.run.errors import ArgumentError, ConfigError, DataError
 from graphbench.run.record import SPLITS
 from graphbench.transforms.channelwise import ChannelwiseNorm
 
@@ -145,7 +145,10 @@ class DataModule(L.LightningDataModule):
         self._raw_key: str | None = None
         #: the record of those raw files (set by _processed, read by raw_file_md5s)
         self._raw_record: Path | None = None
-        self._layout = self.make_layout(layout, sampler)
+        try:
+            self._layout = self.make_layout(layout, sampler)
+        except ArgumentError as exc:  # the layout's arguments are the keys of this DataModule's dataset node
+            raise exc.under("dataset") from None
 
     @classmethod
     def keys(cls) -> tuple[str, ...]:
@@ -288,7 +291,10 @@ class DataModule(L.LightningDataModule):
             # statistics of the training split only, applied to every split (a per-row map)
             norm = ChannelwiseNorm.fit_collated(self.dataset.collated, self.dataset.slices, self.splits["train"])
             self.dataset = GraphStore(norm(self.dataset.collated), self.dataset.slices)
-        self.layout.setup(self)
+        try:
+            self.layout.setup(self)
+        except ArgumentError as exc:  # an argument the layout was given: a key of the dataset node
+            raise exc.under("dataset") from None
 
     # -- loaders --------------------------------------------------------------------------------
 

@@ -15,7 +15,7 @@ from graphbench.data.samplers.base import FullBatch, Sampler
 from graphbench.data.store.graph_store import GraphStore
 from graphbench.data.store.loader import graph_loader
 from graphbench.data.store.padding import Buckets, choose_buckets
-from graphbench.run.errors import ConfigError
+from graphbench.run.errors import ArgumentError, ConfigError
 
 if TYPE_CHECKING:
     from graphbench.data.datamodules.base import DataModule
@@ -46,11 +46,11 @@ class ManyGraphs:
         self, *, batch_size: int, batch_on_device: bool = False, pad_to: str = "none", label_nodes: bool = False
     ) -> None:
         if isinstance(batch_size, bool) or not isinstance(batch_size, int) or batch_size < 1:
-            raise ConfigError(f"dataset.batch_size (graphs per batch) must be a positive integer, got {batch_size!r}")
+            raise ArgumentError(f"batch_size={batch_size!r} (graphs per batch) must be a positive integer")
         if not isinstance(batch_on_device, bool):
-            raise ConfigError(f"dataset.batch_on_device must be true or false, got {batch_on_device!r}")
+            raise ArgumentError(f"batch_on_device={batch_on_device!r} must be true or false")
         if pad_to not in PAD_TO:
-            raise ConfigError(f"dataset.pad_to={pad_to!r} is not one of {list(PAD_TO)}")
+            raise ArgumentError(f"pad_to={pad_to!r} is not one of {list(PAD_TO)}")
         self.batch_size = batch_size
         self.batch_on_device = batch_on_device
         self.pad_to = pad_to
@@ -73,9 +73,9 @@ class ManyGraphs:
     def setup(self, dm: DataModule) -> None:
         assert dm.dataset is not None
         if self.batch_on_device and dm.dataset.plan() is None:
-            raise ConfigError(
-                f"dataset.batch_on_device=true: {dm.name} has attributes that only PyG's per-graph collate batches "
-                "(see graphbench.data.store.batching.batching_plan); set dataset.batch_on_device=false"
+            raise ArgumentError(
+                f"batch_on_device=true: {dm.name} has attributes that only PyG's per-graph collate batches "
+                "(see graphbench.data.store.batching.batching_plan); set batch_on_device=false"
             )
         if self.pad_to == "buckets":
             slices = dm.dataset.slices
@@ -118,15 +118,15 @@ def many_graphs_layout(name: str, config: ManyGraphsConfig, sampler: Sampler | N
             "(dataset.batch_size graphs per batch): use sampler=full without a batch_size"
         )
     if config.batch_size is None:
-        raise ConfigError(f"dataset '{name}' has many graphs: set dataset.batch_size (graphs per batch)")
+        raise ArgumentError(f"batch_size is missing: {name} has many graphs; set it (graphs per batch)")
     if config.pad_to == "buckets" and level != "graph":
-        raise ConfigError(
-            f"dataset.pad_to=buckets pads the mini-batches of graph-level datasets; {name} is {level}-level: set dataset.pad_to=none"
+        raise ArgumentError(
+            f"pad_to='buckets' pads the mini-batches of graph-level datasets; {name} is {level}-level: set pad_to=none"
         )
     if config.batch_on_device and level != "graph":
-        raise ConfigError(
-            f"dataset.batch_on_device=true gathers graph-level mini-batches on the device; {name} is not graph-level, "
-            "and its batches are built on the CPU: set dataset.batch_on_device=false"
+        raise ArgumentError(
+            f"batch_on_device=true gathers graph-level mini-batches on the device; {name} is not graph-level, "
+            "and its batches are built on the CPU: set batch_on_device=false"
         )
     return ManyGraphs(
         batch_size=config.batch_size, batch_on_device=config.batch_on_device, pad_to=config.pad_to, label_nodes=level == "node"

@@ -22,7 +22,7 @@ from graphbench.data.splits import IGB_FRACTIONS, random_split_masks
 from graphbench.data.store.cache import load_or_build
 from graphbench.data.store.full_batch import full_batch_loader
 from graphbench.data.store.graph_store import GraphStore
-from graphbench.run.errors import ConfigError
+from graphbench.run.errors import ArgumentError, ConfigError
 from graphbench.run.record import SPLITS
 
 if TYPE_CHECKING:
@@ -107,11 +107,11 @@ class OneGraphNodes(OneGraph):
         self.split = split or fixed
         valid = (fixed, "random", "igb")
         if self.split not in valid:
-            raise ConfigError(f"dataset.split={self.split!r} is not valid for {name}; valid: {list(valid)}")
+            raise ArgumentError(f"split={self.split!r} is not valid for {name}; valid: {list(valid)}")
         index = split_index
         if self.split == fixed and (isinstance(index, bool) or not isinstance(index, int) or not 0 <= index < count):
-            raise ConfigError(
-                f"dataset.split_index={index!r} is out of range for {name}: it ships {count} "
+            raise ArgumentError(
+                f"split_index={index!r} is out of range for {name}: it ships {count} "
                 f"fixed split(s), so split_index must be an integer in 0..{count - 1}"
             )
         self.name = name
@@ -119,7 +119,11 @@ class OneGraphNodes(OneGraph):
         self.split_seed = split_seed
         self.split_fractions = tuple(float(f) for f in split_fractions)
         if self.split == "random":
-            random_split_masks(1, self.split_fractions, 0)  # type: ignore[arg-type]  # validates the fractions now, not at setup
+            try:  # the fractions are checked now, not at setup
+                random_split_masks(1, self.split_fractions, 0)  # type: ignore[arg-type]
+            except ArgumentError:
+                fractions = list(self.split_fractions)
+                raise ArgumentError(f"split_fractions={fractions} must be three non-negative numbers summing to <= 1") from None
         self.normalize_features = bool(normalize_features)
         self.full_batch: Batch | None = None
 
@@ -165,7 +169,10 @@ class OneGraphNodes(OneGraph):
     def loader(self, dm: DataModule, split: str, shuffle: bool) -> DataLoader:
         assert self.full_batch is not None and self.graph is not None
         context = self.sampler_context(dm)
-        sampled = self.sampler.loader(self.graph, split, context)
+        try:
+            sampled = self.sampler.loader(self.graph, split, context)
+        except ArgumentError as exc:  # an argument of the DataModule's sampler
+            raise exc.under("sampler") from None
         if sampled is not None:
             return sampled
         if split == "train" or not context.distributed:
@@ -220,7 +227,7 @@ class OneGraphLinks(OneGraph):
         if eval_batch_size is not None and (
             isinstance(eval_batch_size, bool) or not isinstance(eval_batch_size, int) or eval_batch_size < 1
         ):
-            raise ConfigError(f"dataset.eval_batch_size must be a positive integer or null (all pairs), got {eval_batch_size!r}")
+            raise ArgumentError(f"eval_batch_size={eval_batch_size!r} must be a positive integer or null (all pairs)")
         self.eval_batch_size = eval_batch_size
         self.use_val_edges_as_input = bool(use_val_edges_as_input)
         self.split_edges: dict[str, Tensor] = {}

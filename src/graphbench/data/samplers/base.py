@@ -11,7 +11,7 @@ from torch_geometric.data import Data
 
 from graphbench.data.samplers.context import SamplerContext, fanouts, positive_int
 from graphbench.data.samplers.neighbor_loader import node_neighbor_loader
-from graphbench.run.errors import ConfigError
+from graphbench.run.errors import ArgumentError, ConfigError
 
 #: ``eval``: ``full`` runs validation and test as one forward pass over the whole graph
 #: (full-neighbourhood inference); ``sampled`` batches the split's nodes with neighbor sampling
@@ -31,13 +31,13 @@ class Sampler:
 
     def __init__(self, *, eval: str = "full", eval_num_neighbors: list[int] | None = None, eval_batch_size: int = 4096) -> None:
         if eval not in EVAL_MODES:
-            raise ConfigError(f"sampler.eval={eval!r} is not one of {list(EVAL_MODES)}")
+            raise ArgumentError(f"eval={eval!r} is not one of {list(EVAL_MODES)}")
         self.eval = eval
         self.eval_batch_size = positive_int(eval_batch_size, "eval_batch_size")
         self.eval_num_neighbors = None
         if eval == "sampled":
             if eval_num_neighbors is None:
-                raise ConfigError("sampler.eval=sampled needs sampler.eval_num_neighbors (fan-outs per hop, e.g. [20, 20])")
+                raise ArgumentError("eval=sampled needs eval_num_neighbors (fan-outs per hop, e.g. [20, 20])")
             self.eval_num_neighbors = fanouts(eval_num_neighbors, "eval_num_neighbors")
 
     @property

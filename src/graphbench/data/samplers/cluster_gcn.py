@@ -24,7 +24,7 @@ from torch_geometric.utils import remove_self_loops, to_undirected
 
 from graphbench.data.samplers.base import Sampler
 from graphbench.data.samplers.context import SamplerContext, positive_int
-from graphbench.run.errors import ConfigError
+from graphbench.run.errors import ArgumentError
 
 
 def metis_parts(edge_index: Tensor, num_nodes: int, num_parts: int, seed: int = 0) -> Tensor:
@@ -78,7 +78,7 @@ class ClusterGCN(Sampler):
 
     def cluster_data(self, graph: Data, context: SamplerContext) -> MetisClusterData:
         if self.num_parts > graph.num_nodes:
-            raise ConfigError(f"sampler.num_parts={self.num_parts} exceeds the graph's {graph.num_nodes} nodes")
+            raise ArgumentError(f"num_parts={self.num_parts} exceeds the graph's {graph.num_nodes} nodes")
         if self._cluster_data is None:
 
             def build() -> Tensor:

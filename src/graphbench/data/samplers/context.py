@@ -14,7 +14,7 @@ from torch import Tensor
 from torch_geometric.data import Data
 
 from graphbench.data.store.sharding import Shard, eval_share, train_sampler
-from graphbench.run.errors import ConfigError
+from graphbench.run.errors import ArgumentError
 
 T = TypeVar("T")
 
@@ -79,7 +79,7 @@ class SeedMask:
 
 def positive_int(value: Any, key: str) -> int:
     if isinstance(value, bool) or not isinstance(value, int) or value < 1:
-        raise ConfigError(f"sampler.{key} must be a positive integer, got {value!r}")
+        raise ArgumentError(f"{key}={value!r} must be a positive integer")
     return value
 
 
@@ -87,7 +87,5 @@ def fanouts(value: Any, key: str) -> list[int]:
     """A list of fan-outs, one per hop: positive integers, or -1 for every neighbour."""
     values = list(value) if isinstance(value, (list, tuple, ListConfig)) else None
     if not values or any(isinstance(v, bool) or not isinstance(v, int) or (v < 1 and v != -1) for v in values):
-        raise ConfigError(
-            f"sampler.{key} must be a non-empty list of fan-outs per hop (positive integers or -1 for all), got {value!r}"
-        )
+        raise ArgumentError(f"{key}={value!r} must be a non-empty list of fan-outs per hop (positive integers or -1 for all)")
     return values

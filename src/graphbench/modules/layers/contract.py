@@ -43,6 +43,7 @@ import torch
 from torch import Tensor, nn
 
 from graphbench.modules.propagation import EdgePlan
+from graphbench.run.errors import ArgumentError
 
 #: the attributes of the contract, in the order of the table above
 CONTRACT: tuple[str, ...] = (
@@ -101,7 +102,7 @@ def check_layer(layer: nn.Module) -> Layer:
     if isinstance(layer, Layer) and not wrong:
         return layer
     lacks = f"does not declare {', '.join(wrong)} as a bool" if wrong else "is not a graphbench.modules.layers.contract.Layer"
-    raise TypeError(
-        f"model.layer: {type(layer).__name__} {lacks}; subclass graphbench.modules.layers.contract.Layer, "
+    raise ArgumentError(
+        f"layer ({type(layer).__name__}) {lacks}; subclass graphbench.modules.layers.contract.Layer, "
         f"which declares {', '.join(CONTRACT)} with their defaults"
     )

@@ -6,14 +6,15 @@ from torch import Tensor
 from torch_geometric.nn import GATConv
 
 from graphbench.modules.layers.contract import Layer
+from graphbench.run.errors import ArgumentError
 
 
 def head_dim(out_dim: int, heads: int, model: str) -> int:
     """Width of one attention head when ``heads`` heads are concatenated to ``out_dim``."""
     if heads < 1 or out_dim % heads != 0:
-        raise ValueError(
-            f"{model}: hidden_dim={out_dim} must be a positive multiple of heads={heads}; "
-            f"set model.hidden_dim (or model.width_multiple under a budget) to a multiple of {heads}"
+        raise ArgumentError(
+            f"heads={heads} must divide out_dim={out_dim} ({model}'s width, concatenated heads): "
+            f"the width must be a positive multiple of {heads}"
         )
     return out_dim // heads
 

@@ -7,6 +7,7 @@ from torch_geometric.nn import GCN2Conv
 
 from graphbench.modules.activations import make_activation
 from graphbench.modules.layers.contract import Layer
+from graphbench.run.errors import ArgumentError
 
 
 class GCNIILayer(Layer):
@@ -46,7 +47,7 @@ class GCNIILayer(Layer):
         if in_dim != out_dim:
             raise ValueError(f"GCNIILayer keeps the width: in_dim ({in_dim}) must equal out_dim ({out_dim})")
         if num_convs < 1:
-            raise ValueError(f"model.layer.num_convs must be >= 1, got {num_convs}")
+            raise ArgumentError(f"num_convs={num_convs} must be >= 1")
         self.convs = nn.ModuleList(
             GCN2Conv(out_dim, alpha=alpha, theta=theta, layer=depth, shared_weights=True, normalize=True)
             for depth in range(1, num_convs + 1)

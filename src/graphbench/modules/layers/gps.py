@@ -11,6 +11,7 @@ from graphbench.modules.layers.contract import Layer
 from graphbench.modules.layers.gatedgcn import GatedGCNLayer
 from graphbench.modules.layers.gine import GINELayer
 from graphbench.modules.norms import NodeNorm
+from graphbench.run.errors import ArgumentError
 
 LOCAL_MODELS: tuple[str, ...] = ("gine", "gatedgcn")
 
@@ -60,11 +61,11 @@ class GPSLayer(Layer):
         if in_dim != out_dim:
             raise ValueError(f"gps: the residual connections need in_dim == out_dim, got {in_dim} != {out_dim}")
         if local not in LOCAL_MODELS:
-            raise ValueError(f"gps: unknown local model {local!r}; valid: {list(LOCAL_MODELS)}")
+            raise ArgumentError(f"local={local!r} is not one of {list(LOCAL_MODELS)}")
         if heads < 1 or out_dim % heads != 0:
-            raise ValueError(
-                f"gps: hidden_dim={out_dim} must be a positive multiple of heads={heads}; "
-                f"set model.hidden_dim (or model.width_multiple under a budget) to a multiple of {heads}"
+            raise ArgumentError(
+                f"heads={heads} must divide out_dim={out_dim} (gps's width, concatenated heads): "
+                f"the width must be a positive multiple of {heads}"
             )
         dim = out_dim
         self.local = local

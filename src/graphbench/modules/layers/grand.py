@@ -11,6 +11,7 @@ from torch_geometric.nn.dense.linear import Linear as PyGLinear
 
 from graphbench.modules.layers.contract import Layer, gcn_product
 from graphbench.modules.propagation import EdgePlan
+from graphbench.run.errors import ArgumentError
 
 
 def drop_node(x: Tensor, rate: float, training: bool) -> Tensor:
@@ -23,7 +24,7 @@ def drop_node(x: Tensor, rate: float, training: bool) -> Tensor:
     unscaled; both give the same expected input, and they differ only by the constant factor
     :math:`1 - \delta` on the features, which the code (the source of the published numbers) applies."""
     if not 0.0 <= rate < 1.0:
-        raise ValueError(f"model.layer.drop_node must be in [0, 1), got {rate!r}")
+        raise ArgumentError(f"rate={rate!r} must be in [0, 1)")
     if not training:
         return x * (1.0 - rate)
     keep = torch.full((x.size(0), 1), 1.0 - rate, dtype=x.dtype, device=x.device)
@@ -35,7 +36,7 @@ def mixed_order_propagation(x: Tensor, plan: EdgePlan, order: int) -> Tensor:
     :math:`\hat A = \hat D^{-1/2}(A + I)\hat D^{-1/2}` (the plan's GCN normalization,
     :meth:`~graphbench.modules.propagation.EdgePlan.gcn_propagate`), :math:`K` = ``order``."""
     if order < 0:
-        raise ValueError(f"model.layer.order must be a non-negative integer, got {order!r}")
+        raise ArgumentError(f"order={order!r} must be a non-negative integer")
     total, power = x, x
     for _ in range(order):
         power = gcn_product(plan, power)  # float32 under CPU autocast
@@ -72,9 +73,9 @@ class GRANDLayer(Layer):
     ) -> None:
         super().__init__()
         if not isinstance(order, int) or order < 0:
-            raise ValueError(f"model.layer.order must be a non-negative integer, got {order!r}")
+            raise ArgumentError(f"order={order!r} must be a non-negative integer")
         if not 0.0 <= drop_node < 1.0:
-            raise ValueError(f"model.layer.drop_node must be in [0, 1), got {drop_node!r}")
+            raise ArgumentError(f"drop_node={drop_node!r} must be in [0, 1)")
         self.order = order
         self.drop_node = float(drop_node)
         self.dropout = nn.Dropout(dropout)
@@ -125,7 +126,7 @@ def initialize(network: nn.Module, init: str) -> nn.Module:
     ``torch.nn.Linear`` and PyG ``Linear`` in module order (for GRAND's network: the layer's map, then the
     head's, as ``MLP`` draws ``layer1`` then ``layer2``); other parameters keep their initialization."""
     if init not in INITIALIZATIONS:
-        raise ValueError(f"model.init={init!r} is not an initialization; valid: {', '.join(INITIALIZATIONS)}")
+        raise ArgumentError(f"init={init!r} is not an initialization; valid: {', '.join(INITIALIZATIONS)}")
     if init == "grand":
         for module in network.modules():
             if isinstance(module, (nn.Linear, PyGLinear)):

@@ -89,7 +89,7 @@ def test_datamodule_is_deterministic_and_normalized(tmp_path: Path) -> None:
 
 
 def test_bad_sizes_are_a_config_error(tmp_path: Path) -> None:
-    with pytest.raises(ConfigError, match=r"dataset.nodes.val"):
+    with pytest.raises(ConfigError, match=r"^nodes.val must be \[min, max\]"):
         gtp.GraphTheoryProp(
             nodes={"train": [15, 16], "val": [15], "test": [15, 15]}, graphs_per_size={"train": 1, "val": 1, "test": 1}
         )

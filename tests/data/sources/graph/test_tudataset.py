@@ -126,7 +126,7 @@ def test_index_files_give_the_fold(tmp_path: Path) -> None:
 
 
 def test_wrong_split_index_and_missing_files(tmp_path: Path) -> None:
-    with pytest.raises(ConfigError, match=r"dataset.split_index=10 is not a fold of toy: valid values are 0\.\.9"):
+    with pytest.raises(ConfigError, match=r"^split_index=10 is not a fold of toy: valid values are 0\.\.9"):
         datamodule(tmp_path, tmp_path / "cache", split_index=10)
     with pytest.raises(DataError) as err:
         datamodule(tmp_path, tmp_path / "cache", fold_files="TOY").setup()

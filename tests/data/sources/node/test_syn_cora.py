@@ -82,7 +82,7 @@ def test_source_draws_the_stratified_split_with_its_seed(fixture_root: Path) -> 
 
 
 def test_bad_homophily_is_one_line_listing_the_valid_values() -> None:
-    with pytest.raises(ConfigError, match=r"^dataset.homophily=0.4 is not a syn-cora graph; valid: 0.0, 0.3, 0.5, 0.7, 1.0$"):
+    with pytest.raises(ConfigError, match=r"^homophily=0.4 is not a syn-cora graph; valid: 0.0, 0.3, 0.5, 0.7, 1.0$"):
         SynCora(homophily=0.4)
 
 

@@ -65,7 +65,7 @@ def test_features_come_from_source_nodes_of_the_same_class_and_generation_is_det
 
 def test_homophily_out_of_range_and_missing_cora_are_clear_errors(tmp_path: Path) -> None:
     for bad in (-0.1, 1.5, "high"):
-        with pytest.raises(ConfigError, match=r"homophily must be a number in \[0, 1\]"):
+        with pytest.raises(ConfigError, match=r"^homophily=.* must be a number in \[0, 1\]$"):
             make_dm(tmp_path, tmp_path, homophily=bad)
     with pytest.raises(DataError) as err:
         make_dm(tmp_path / "nowhere", tmp_path).setup()

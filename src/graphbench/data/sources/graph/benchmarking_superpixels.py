@@ -22,7 +22,7 @@ from graphbench.data.io.safe_load import load_torch_file
 from graphbench.data.sources.base import Source
 from graphbench.data.store.collate import collate
 from graphbench.data.store.graph_store import GraphStore
-from graphbench.run.errors import ConfigError, DataError
+from graphbench.run.errors import ArgumentError, DataError
 from graphbench.run.record import SPLITS
 
 ROOT_URL = "https://data.pyg.org/datasets/benchmarking-gnns"
@@ -41,9 +41,7 @@ class BenchmarkingSuperpixels(Source):
 
     def __init__(self, *, superpixel_name: str) -> None:
         if superpixel_name not in SUPERPIXEL_DATASETS:
-            raise ConfigError(
-                f"dataset.superpixel_name={superpixel_name!r} is not supported; valid: {sorted(SUPERPIXEL_DATASETS)}"
-            )
+            raise ArgumentError(f"superpixel_name={superpixel_name!r} is not supported; valid: {sorted(SUPERPIXEL_DATASETS)}")
         self.superpixel_name = superpixel_name
 
     def facts(self, store: GraphStore | None = None) -> DataFacts:

@@ -20,7 +20,7 @@ from graphbench.data.sources.base import Source
 from graphbench.data.splits import check_split_index, fold_from_index_files
 from graphbench.data.store.collate import collate
 from graphbench.data.store.graph_store import GraphStore
-from graphbench.run.errors import ConfigError
+from graphbench.run.errors import ArgumentError
 from graphbench.run.record import SPLITS
 
 NUM_FOLDS = 5
@@ -72,7 +72,7 @@ class CSL(Source):
         self.split_index = check_split_index(split_index, NUM_FOLDS, "csl")
         self.skips = tuple(int(s) for s in skips)
         if any(not 1 < s < num_nodes - 1 for s in self.skips) or len(set(self.skips)) != len(self.skips):
-            raise ConfigError(f"dataset.skips must be distinct skip lengths in 2..{num_nodes - 2}, got {list(self.skips)}")
+            raise ArgumentError(f"skips={list(self.skips)} must be distinct skip lengths in 2..{num_nodes - 2}")
         self.num_nodes = num_nodes
         self.graphs_per_class = graphs_per_class
         self.generation_seed = generation_seed

@@ -29,7 +29,7 @@ from graphbench.data.io.raw_root import RawRoot
 from graphbench.data.sources.base import Source
 from graphbench.data.store.collate import collate
 from graphbench.data.store.graph_store import GraphStore
-from graphbench.run.errors import ConfigError
+from graphbench.run.errors import ArgumentError
 from graphbench.run.record import SPLITS
 
 TARGETS = ("is_connected", "diameter", "spectral_radius")
@@ -208,9 +208,9 @@ class GraphTheoryProp(Source):
         for split in SPLITS:
             lo_hi = list(nodes.get(split, ()))
             if len(lo_hi) != 2 or not 3 <= lo_hi[0] <= lo_hi[1] or int(graphs_per_size.get(split, 0)) < 1:
-                raise ConfigError(
-                    f"dataset.nodes.{split} must be [min, max] with 3 <= min <= max and "
-                    f"dataset.graphs_per_size.{split} >= 1; got {lo_hi}, {graphs_per_size.get(split)}"
+                raise ArgumentError(
+                    f"nodes.{split} must be [min, max] with 3 <= min <= max and "
+                    f"graphs_per_size.{split} >= 1; got {lo_hi}, {graphs_per_size.get(split)}"
                 )
         self.nodes = {s: (int(nodes[s][0]), int(nodes[s][1])) for s in SPLITS}
         self.graphs_per_size = {s: int(graphs_per_size[s]) for s in SPLITS}

@@ -28,7 +28,7 @@ from graphbench.data.io.raw_root import RawRoot
 from graphbench.data.sources.base import Source
 from graphbench.data.sources.molecules import featurize_smiles
 from graphbench.data.store.graph_store import GraphStore
-from graphbench.run.errors import ConfigError, DataError
+from graphbench.run.errors import ArgumentError, DataError
 from graphbench.run.record import SPLITS
 
 #: OGB name -> (download name in OGB's master.csv, number of tasks)
@@ -80,7 +80,7 @@ class OGBGraphProperty(Source):
 
     def __init__(self, *, ogb_name: str, featurize_workers: int | None = None) -> None:
         if ogb_name not in OGB_MOL_DATASETS:
-            raise ConfigError(f"dataset.ogb_name={ogb_name!r} is not supported; valid: {sorted(OGB_MOL_DATASETS)}")
+            raise ArgumentError(f"ogb_name={ogb_name!r} is not supported; valid: {sorted(OGB_MOL_DATASETS)}")
         self.ogb_name = ogb_name
         self.featurize_workers = featurize_workers
 

@@ -17,7 +17,7 @@ from graphbench.data.io.raw_root import RawRoot
 from graphbench.data.io.safe_load import load_torch_file, numpy_safe_globals
 from graphbench.data.sources.base import Source
 from graphbench.data.store.graph_store import GraphStore
-from graphbench.run.errors import ConfigError, DataError
+from graphbench.run.errors import ArgumentError, DataError
 from graphbench.run.record import SPLITS
 
 #: OGB dataset -> (folder, split type, extra edge files): the rows of ogb/linkproppred/master.csv used here
@@ -87,10 +87,10 @@ class OGBLinkProperty(Source):
 
     def __init__(self, *, ogb_name: str = "ogbl-collab", edge_features: list[str] | tuple[str, ...] = ()) -> None:
         if ogb_name not in OGBL_DATASETS:
-            raise ConfigError(f"dataset.ogb_name={ogb_name!r} is not supported; valid: {sorted(OGBL_DATASETS)}")
+            raise ArgumentError(f"ogb_name={ogb_name!r} is not supported; valid: {sorted(OGBL_DATASETS)}")
         unknown = sorted(set(edge_features) - {"weight", "year"})
         if unknown:
-            raise ConfigError(f"dataset.edge_features {unknown} unknown; valid: ['weight', 'year']")
+            raise ArgumentError(f"edge_features {unknown} unknown; valid: ['weight', 'year']")
         self.ogb_name = ogb_name
         self.edge_features = list(edge_features)
 

@@ -26,7 +26,7 @@ from graphbench.data.io.safe_load import load_tensor_pickle
 from graphbench.data.sources.base import Source
 from graphbench.data.store.collate import collate, node_split_masks
 from graphbench.data.store.graph_store import GraphStore
-from graphbench.run.errors import ConfigError, DataError
+from graphbench.run.errors import ArgumentError, DataError
 from graphbench.run.record import SPLITS
 
 #: COCO category ids (0 = background) that occur; LRGB maps them to 0..80 in this order
@@ -66,7 +66,7 @@ class LRGBSuperpixels(Source):
 
     def __init__(self, *, lrgb_name: str) -> None:
         if lrgb_name not in LRGB_SUPERPIXELS:
-            raise ConfigError(f"dataset.lrgb_name={lrgb_name!r} is not supported; valid: {sorted(LRGB_SUPERPIXELS)}")
+            raise ArgumentError(f"lrgb_name={lrgb_name!r} is not supported; valid: {sorted(LRGB_SUPERPIXELS)}")
         self.lrgb_name = lrgb_name
 
     def facts(self, store: GraphStore | None = None) -> DataFacts:

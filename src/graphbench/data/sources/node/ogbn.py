@@ -43,7 +43,7 @@ from graphbench.data.io.raw_files import RawFile
 from graphbench.data.io.raw_root import RawRoot
 from graphbench.data.sources.base import OneGraphNodeSource
 from graphbench.data.store.graph_store import GraphStore
-from graphbench.run.errors import ConfigError, DataError
+from graphbench.run.errors import ArgumentError, DataError
 from graphbench.run.record import SPLITS
 
 
@@ -167,9 +167,9 @@ class OGBNodeProperty(OneGraphNodeSource):
 
     def __init__(self, *, ogb_name: str, undirected: bool = False, edge_aggr: str = "mean") -> None:
         if ogb_name not in OGBN_DATASETS:
-            raise ConfigError(f"dataset.ogb_name={ogb_name!r} is not supported; valid: {sorted(OGBN_DATASETS)}")
+            raise ArgumentError(f"ogb_name={ogb_name!r} is not supported; valid: {sorted(OGBN_DATASETS)}")
         if edge_aggr not in EDGE_AGGREGATIONS:
-            raise ConfigError(f"dataset.edge_aggr={edge_aggr!r} is not valid; valid: {list(EDGE_AGGREGATIONS)}")
+            raise ArgumentError(f"edge_aggr={edge_aggr!r} is not valid; valid: {list(EDGE_AGGREGATIONS)}")
         self.ogb_name = ogb_name
         self.spec = OGBN_DATASETS[ogb_name]
         self.undirected = bool(undirected)

@@ -37,7 +37,7 @@ from graphbench.data.io.raw_root import RawRoot
 from graphbench.data.sources.base import OneGraphNodeSource
 from graphbench.data.sources.node.syn_homophily import edge_homophily
 from graphbench.data.store.graph_store import GraphStore
-from graphbench.run.errors import ConfigError, DataError
+from graphbench.run.errors import ArgumentError, DataError
 
 #: draws beyond which a generator that still lacks distinct pairs gives up (the graph is too dense)
 MAX_ROUNDS = 30
@@ -115,17 +115,17 @@ class SBMLarge(OneGraphNodeSource):
             return isinstance(value, (int, float)) and not isinstance(value, bool)
 
         if not isinstance(num_classes, int) or isinstance(num_classes, bool) or num_classes < 2:
-            raise ConfigError(f"dataset.num_classes must be an integer >= 2, got {num_classes!r}")
+            raise ArgumentError(f"num_classes={num_classes!r} must be an integer >= 2")
         if not isinstance(num_nodes, int) or isinstance(num_nodes, bool) or num_nodes < 2 * num_classes:
-            raise ConfigError(f"dataset.num_nodes must be an integer >= 2 * num_classes ({2 * num_classes}), got {num_nodes!r}")
+            raise ArgumentError(f"num_nodes={num_nodes!r} must be an integer >= 2 * num_classes ({2 * num_classes})")
         if not number(homophily) or not 0.0 <= homophily <= 1.0:
-            raise ConfigError(f"dataset.homophily must be a number in [0, 1], got {homophily!r}")
+            raise ArgumentError(f"homophily={homophily!r} must be a number in [0, 1]")
         if not number(avg_degree) or avg_degree <= 0:
-            raise ConfigError(f"dataset.avg_degree must be a positive number, got {avg_degree!r}")
+            raise ArgumentError(f"avg_degree={avg_degree!r} must be a positive number")
         if not isinstance(feature_dim, int) or isinstance(feature_dim, bool) or feature_dim < 1:
-            raise ConfigError(f"dataset.feature_dim must be a positive integer, got {feature_dim!r}")
+            raise ArgumentError(f"feature_dim={feature_dim!r} must be a positive integer")
         if not number(feature_noise) or feature_noise < 0:
-            raise ConfigError(f"dataset.feature_noise must be a number >= 0, got {feature_noise!r}")
+            raise ArgumentError(f"feature_noise={feature_noise!r} must be a number >= 0")
         self.num_nodes, self.num_classes = num_nodes, num_classes
         self.avg_degree, self.homophily = float(avg_degree), float(homophily)
         self.feature_dim, self.feature_noise, self.generation_seed = feature_dim, float(feature_noise), int(generation_seed)
@@ -135,8 +135,8 @@ class SBMLarge(OneGraphNodeSource):
         intra_pairs = num_classes * smallest * (smallest - 1) / 2
         inter_pairs = num_nodes * (num_nodes - smallest) / 2
         if self.homophily * self.num_edges > intra_pairs / 2 or (1 - self.homophily) * self.num_edges > inter_pairs / 2:
-            raise ConfigError(
-                f"dataset.avg_degree={avg_degree} is too dense for {num_nodes} nodes in {num_classes} classes at "
+            raise ArgumentError(
+                f"avg_degree={avg_degree} is too dense for {num_nodes} nodes in {num_classes} classes at "
                 f"homophily {homophily}: at most half of the possible (intra- and inter-class) pairs may be edges"
             )
 

@@ -14,7 +14,7 @@ from graphbench.data.io.raw_root import RawRoot
 from graphbench.data.sources.base import Source
 from graphbench.data.store.collate import collate
 from graphbench.data.store.graph_store import GraphStore
-from graphbench.run.errors import ConfigError
+from graphbench.run.errors import ArgumentError, ConfigError
 from graphbench.run.record import SPLITS
 
 
@@ -118,18 +118,18 @@ class SBMPatterns(Source):
         generation_seed: int = 0,
     ) -> None:
         if kind not in ("pattern", "cluster"):
-            raise ConfigError(f"dataset.kind={kind!r} is not valid; valid: ['pattern', 'cluster']")
+            raise ArgumentError(f"kind={kind!r} is not valid; valid: ['pattern', 'cluster']")
         if not 1 <= size_min <= size_max or num_communities < 1:
             raise ConfigError(
                 f"need num_communities >= 1 and 1 <= size_min <= size_max, got {num_communities}, {size_min}, {size_max}"
             )
         for key, value in {"p": p, "q": q, "p_pattern": p_pattern, "q_pattern": q_pattern}.items():
             if not 0.0 <= value <= 1.0:
-                raise ConfigError(f"dataset.{key} must be a probability in [0, 1], got {value}")
+                raise ArgumentError(f"{key}={value} must be a probability in [0, 1]")
         counts = list(graphs_per_pattern if kind == "pattern" else num_graphs)
         if len(counts) != 3 or any(int(c) < 1 for c in counts):
             key = "graphs_per_pattern" if kind == "pattern" else "num_graphs"
-            raise ConfigError(f"dataset.{key} must be three positive integers (train, val, test), got {counts}")
+            raise ArgumentError(f"{key}={counts} must be three positive integers (train, val, test)")
         self.kind = kind
         self.params = dict(num_communities=num_communities, size_min=size_min, size_max=size_max, p=p, q=q)
         self.pattern_params = dict(

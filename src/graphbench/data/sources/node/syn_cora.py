@@ -17,7 +17,7 @@ from graphbench.data.io.raw_files import RawFile
 from graphbench.data.io.raw_root import RawRoot
 from graphbench.data.sources.base import OneGraphNodeSource
 from graphbench.data.splits import stratified_split_masks
-from graphbench.run.errors import ConfigError, DataError
+from graphbench.run.errors import ArgumentError, DataError
 
 #: the homophily levels of the graphs the study used -> MD5 of ``syn-cora/h<h>-r1.npz`` (the files
 #: redistributed with the NCMemo code, ``SBM/syn-cora/``)
@@ -90,7 +90,7 @@ class SynCora(OneGraphNodeSource):
     def __init__(self, *, homophily: float, split_seed: int = 0, split_fractions: Any = (0.6, 0.2, 0.2)) -> None:
         valid = sorted(SYN_CORA_MD5)
         if isinstance(homophily, bool) or not isinstance(homophily, (int, float)) or float(homophily) not in SYN_CORA_MD5:
-            raise ConfigError(f"dataset.homophily={homophily!r} is not a syn-cora graph; valid: {', '.join(map(str, valid))}")
+            raise ArgumentError(f"homophily={homophily!r} is not a syn-cora graph; valid: {', '.join(map(str, valid))}")
         self.homophily = float(homophily)
         self.split_seed = int(split_seed)
         self.split_fractions = tuple(float(f) for f in split_fractions)

@@ -13,7 +13,7 @@ from torch_geometric.data import Data
 from graphbench.data.io.raw_root import RawRoot
 from graphbench.data.sources.base import OneGraphNodeSource
 from graphbench.data.sources.node.planetoid import PLANETOID_NAMES, read_planetoid
-from graphbench.run.errors import ConfigError, DataError
+from graphbench.run.errors import ArgumentError, ConfigError, DataError
 
 
 def edge_homophily(edge_index: Tensor, y: Tensor) -> float:
@@ -80,9 +80,9 @@ class SynHomophily(OneGraphNodeSource):
         generation_seed: int = 0,
     ) -> None:
         if isinstance(homophily, bool) or not isinstance(homophily, (int, float)) or not 0.0 <= float(homophily) <= 1.0:
-            raise ConfigError(f"dataset.homophily must be a number in [0, 1], got {homophily!r}")
+            raise ArgumentError(f"homophily={homophily!r} must be a number in [0, 1]")
         if feature_source not in PLANETOID_NAMES:
-            raise ConfigError(f"dataset.feature_source={feature_source!r} is not valid; valid: {sorted(PLANETOID_NAMES)}")
+            raise ArgumentError(f"feature_source={feature_source!r} is not valid; valid: {sorted(PLANETOID_NAMES)}")
         if num_classes < 2 or num_nodes < num_classes or edges_per_node < 1:
             raise ConfigError(
                 f"need num_classes >= 2, num_nodes >= num_classes, edges_per_node >= 1; got {num_classes}, {num_nodes}, {edges_per_node}"
