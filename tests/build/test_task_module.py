@@ -36,16 +36,21 @@ def test_the_loss_is_the_dataset_modules(compose_cfg: Callable[..., DictConfig])
     assert float(loss(torch.tensor([[0.0, 0.0]]), torch.tensor([1]))) == pytest.approx(float(torch.log(torch.tensor(2.0))))
 
 
-def test_the_consistency_term_is_the_models_and_refused_on_links(compose_cfg: Callable[..., DictConfig]) -> None:
+def test_the_consistency_term_is_the_models_and_refused_on_links_and_other_than_multiclass_tasks(
+    compose_cfg: Callable[..., DictConfig],
+) -> None:
     cfg = compose_cfg(["dataset=peptides-func", "model=grand"])
     info = build_datamodule(cfg).info
-    assert isinstance(build_consistency(cfg, info), ConsistencyLoss)
+    multiclass = dataclasses.replace(info, task_type="multiclass")
+    assert isinstance(build_consistency(cfg, multiclass), ConsistencyLoss)
     assert build_consistency(compose_cfg(["dataset=peptides-func", "model=gcn"]), info) is None
     with pytest.raises(
         ConfigError,
         match=r"^model.consistency \(model 'grand'\) trains node- and graph-level tasks; dataset 'peptides-func' is link-level",
     ):
-        build_consistency(cfg, dataclasses.replace(info, level="link"))
+        build_consistency(cfg, dataclasses.replace(multiclass, level="link"))
+    with pytest.raises(ConfigError, match=r"needs a multiclass task; dataset 'peptides-func' is multilabel"):
+        build_consistency(cfg, info)
 
 
 def test_the_task_module_takes_the_built_parts(compose_cfg: Callable[..., DictConfig]) -> None:
