@@ -25,8 +25,9 @@ from graphbench.build.data import build_datamodule
 from graphbench.build.model import network_builder
 from graphbench.modules.layers.contract import Layer
 from graphbench.run.frame import completed_run, record_raw_files, run_frame
-from graphbench.run.record import SPLITS, RunRecord
+from graphbench.run.record import RunRecord
 from graphbench.tasks.train import train
+from graphbench.vocabulary.splits import SPLITS
 from tests.data.test_adding_a_dataset import TINY_YAML
 from tests.paths import REPO
 from tests.warm_python import run_python

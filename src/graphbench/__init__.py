@@ -6,7 +6,8 @@ Its rooms, top first (the order and the import rules: docs/architecture.md): ``_
 :mod:`~graphbench.tasks`; :mod:`~graphbench.analysis`; :mod:`~graphbench.report`;
 :mod:`~graphbench.build` (config -> objects); :mod:`~graphbench.callbacks`; :mod:`~graphbench.modules`;
 :mod:`~graphbench.metrics`; :mod:`~graphbench.data`; :mod:`~graphbench.transforms`;
-:mod:`~graphbench.speedups`; :mod:`~graphbench.config`; :mod:`~graphbench.run`. The YAML files are the
+:mod:`~graphbench.speedups`; :mod:`~graphbench.config`; :mod:`~graphbench.run`;
+:mod:`~graphbench.vocabulary` (the errors and split names every room shares). The YAML files are the
 package ``graphbench.conf``."""
 
 from graphbench.run import threads as _threads

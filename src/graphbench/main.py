@@ -34,13 +34,13 @@ from graphbench.build.task import build_task
 from graphbench.run import config_errors
 from graphbench.run.cli import end_line, format_summary, installed_version_text, quiet_library_logging
 from graphbench.run.distributed import is_rank_zero
-from graphbench.run.errors import GraphbenchError
 from graphbench.run.frame import completed_record
 from graphbench.run.naming import run_group_from_overrides
 from graphbench.run.processes import share_tensors_through_files
 from graphbench.run.recipe import card_line, experiment_exists, hydra_compose, shown_config_argv, with_recipe
 from graphbench.run.record import INTERRUPTED, PREEMPTED, RESULTS_FILENAME, RunRecord, exit_code, is_pruned
 from graphbench.run.run_dir import default_resume
+from graphbench.vocabulary.errors import GraphbenchError
 from hydra_plugins.graphbench_optuna_sweeper.optuna_sweeper import OptunaSweeper
 
 log = logging.getLogger(__name__)

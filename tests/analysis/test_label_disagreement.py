@@ -6,7 +6,7 @@ import pytest
 import torch
 
 from graphbench.analysis.label_disagreement import label_disagreement
-from graphbench.run.errors import ConfigError
+from graphbench.vocabulary.errors import ConfigError
 
 # five nodes on a line at 0, 1, 3, 6, 10 with labels 0, 0, 1, 1, 0
 X = torch.tensor([[0.0], [1.0], [3.0], [6.0], [10.0]])

@@ -19,7 +19,7 @@ from graphbench.analysis.memorization import (
     true_label_probability,
 )
 from graphbench.data.splits import stratified_split_masks
-from graphbench.run.errors import ConfigError
+from graphbench.vocabulary.errors import ConfigError
 
 LABELS = torch.tensor([0, 1, 1])
 # two seeds of f and of g, three nodes, two classes

@@ -18,7 +18,7 @@ from graphbench.analysis.mia import (
     roc_summary,
     shadow_membership,
 )
-from graphbench.run.errors import ConfigError
+from graphbench.vocabulary.errors import ConfigError
 
 
 def test_logit_confidence_is_the_log_odds_of_the_true_label() -> None:

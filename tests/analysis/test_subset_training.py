@@ -11,7 +11,7 @@ from hydra import compose, initialize_config_dir
 from omegaconf import DictConfig
 
 from graphbench.analysis.subset_training import node_datamodule, train_on_nodes
-from graphbench.run.errors import ConfigError
+from graphbench.vocabulary.errors import ConfigError
 from tests.data.sources.node.test_geom_gcn import write_geom_gcn
 from tests.paths import REPO
 

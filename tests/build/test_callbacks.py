@@ -24,7 +24,7 @@ from graphbench.callbacks.parameter_budget import ParameterBudget
 from graphbench.callbacks.predictions import TestPredictions
 from graphbench.callbacks.resources import ResourceTracker
 from graphbench.callbacks.rng_state import RNGState
-from graphbench.run.errors import ConfigError
+from graphbench.vocabulary.errors import ConfigError
 
 #: conf/callbacks/default.yaml, in its order, and the type each entry builds
 DEFAULTS = {

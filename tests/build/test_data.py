@@ -30,7 +30,7 @@ from graphbench.data.datamodules import GraphLevelDataModule, LinkLevelDataModul
 from graphbench.data.datamodules.one_graph import OneGraphNodes
 from graphbench.data.datamodules.schema import DatasetConfig, ManyGraphsConfig, OneGraphLinksConfig, OneGraphNodesConfig
 from graphbench.data.samplers import FullBatch, NeighborSampling
-from graphbench.run.errors import ConfigError
+from graphbench.vocabulary.errors import ConfigError
 from tests.data.datamodules.test_node_level import COMMON, Paths, Triangle
 
 

@@ -10,7 +10,7 @@ from omegaconf import DictConfig
 
 from graphbench.build.data import build_datamodule
 from graphbench.build.model import compile_options, network_width, sized_network
-from graphbench.run.errors import ConfigError
+from graphbench.vocabulary.errors import ConfigError
 
 
 def test_compile_options_follow_the_compile_mode_and_the_padding(compose_cfg: Callable[..., DictConfig]) -> None:

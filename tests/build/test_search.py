@@ -7,7 +7,7 @@ import optuna
 import pytest
 
 from graphbench.build.search import build_search_pruner, build_search_sampler
-from graphbench.run.errors import ConfigError
+from graphbench.vocabulary.errors import ConfigError
 
 
 def test_the_sampler_and_pruner_of_their_nodes() -> None:

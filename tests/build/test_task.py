@@ -9,8 +9,8 @@ import pytest
 from omegaconf import DictConfig, OmegaConf
 
 from graphbench.build.task import build_task
-from graphbench.run.errors import ConfigError
 from graphbench.tasks.train import train
+from graphbench.vocabulary.errors import ConfigError
 
 
 def test_the_task_node_is_its_function_with_its_options(compose_cfg: Callable[..., DictConfig]) -> None:

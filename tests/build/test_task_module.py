@@ -20,7 +20,7 @@ from graphbench.build.task_module import (
     build_task_module,
 )
 from graphbench.modules.losses import ConsistencyLoss
-from graphbench.run.errors import ConfigError
+from graphbench.vocabulary.errors import ConfigError
 
 
 def test_the_optimizer_and_scheduler_of_their_groups(compose_cfg: Callable[..., DictConfig]) -> None:

@@ -11,7 +11,7 @@ import torch
 
 from graphbench.callbacks import divergence
 from graphbench.callbacks.divergence import DivergenceGuard
-from graphbench.run.errors import Diverged
+from graphbench.vocabulary.errors import Diverged
 
 
 def batch_end(outputs: Any) -> None:

@@ -18,7 +18,7 @@ from torch_geometric.loader import DataLoader
 from torch_geometric.nn import GCNConv, global_mean_pool
 
 from graphbench.callbacks.ntk import NTKAlignment, alignment, empirical_ntk, normalized_adjacency_power, target_kernel
-from graphbench.run.errors import ConfigError
+from graphbench.vocabulary.errors import ConfigError
 
 # a 5-node graph: the path 0-1-2-3-4 plus the chord 0-2, both directions
 EDGES = torch.tensor([[0, 1, 1, 2, 2, 3, 3, 4, 0, 2], [1, 0, 2, 1, 3, 2, 4, 3, 2, 0]])

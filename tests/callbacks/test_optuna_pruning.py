@@ -11,8 +11,8 @@ import pytest
 import torch
 
 from graphbench.callbacks.optuna_pruning import OptunaPruning
-from graphbench.run.errors import ConfigError
 from graphbench.run.optuna_storage import open_storage
+from graphbench.vocabulary.errors import ConfigError
 
 
 def trainer(epoch: int, value: float | None, sanity: bool = False) -> SimpleNamespace:

@@ -7,7 +7,7 @@ import torch
 from torch import nn
 
 from graphbench.callbacks.parameter_budget import ParameterBudget
-from graphbench.run.errors import ConfigError
+from graphbench.vocabulary.errors import ConfigError
 
 
 def network() -> nn.Module:

@@ -8,7 +8,7 @@ import torch
 from omegaconf import OmegaConf
 
 from graphbench.config.instantiate import METADATA_KEYS, LocatedPartial, build
-from graphbench.run.errors import ArgumentError, ConfigError, DataError
+from graphbench.vocabulary.errors import ArgumentError, ConfigError, DataError
 
 
 def test_metadata_keys_are_dropped_and_interpolations_resolved() -> None:

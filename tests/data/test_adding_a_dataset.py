@@ -21,8 +21,8 @@ from graphbench.data.io.raw_root import RawRoot
 from graphbench.data.sources.base import Source
 from graphbench.data.store.collate import collate
 from graphbench.data.store.graph_store import GraphStore
-from graphbench.run.record import SPLITS
 from graphbench.tasks.train import train
+from graphbench.vocabulary.splits import SPLITS
 
 
 class TinyRings(Source):

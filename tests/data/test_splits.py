@@ -16,7 +16,7 @@ from graphbench.data.splits import (
     stratified_cv_fold,
     stratified_fold_ids,
 )
-from graphbench.run.errors import ConfigError, DataError
+from graphbench.vocabulary.errors import ConfigError, DataError
 
 
 @pytest.mark.parametrize("bad", [-1, 10, 2.0, "1", True, None])

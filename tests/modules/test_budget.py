@@ -23,7 +23,7 @@ from graphbench.build.model import network_builder
 from graphbench.data.info import DatasetInfo, FeatureSpec
 from graphbench.modules.budget import solve_width
 from graphbench.modules.network import count_parameters
-from graphbench.run.errors import ConfigError
+from graphbench.vocabulary.errors import ConfigError
 from tests.paths import CONF
 
 PEPTIDES_FUNC = DatasetInfo(

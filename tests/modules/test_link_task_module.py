@@ -11,7 +11,7 @@ from torch_geometric.data import Batch, Data
 
 from graphbench.data.info import DatasetInfo, FeatureSpec
 from graphbench.modules.link_task_module import LinkTaskModule, invalid_pairs
-from graphbench.run.errors import ConfigError
+from graphbench.vocabulary.errors import ConfigError
 
 
 class Embeddings(nn.Module):

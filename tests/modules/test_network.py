@@ -11,7 +11,7 @@ from graphbench.modules.heads import MLPHead
 from graphbench.modules.layers import GatedGCNLayer, GCNIILayer, GCNLayer, GINELayer, MLPLayer
 from graphbench.modules.network import GraphNetwork, count_parameters
 from graphbench.modules.norms import NodeNorm
-from graphbench.run.errors import ArgumentError
+from graphbench.vocabulary.errors import ArgumentError
 
 INFO = DatasetInfo("toy", "graph", "multilabel", 3, "ap", True, FeatureSpec("atom"), FeatureSpec("bond"))
 

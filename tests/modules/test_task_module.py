@@ -15,7 +15,7 @@ from torch_geometric.data import Batch, Data
 from graphbench.callbacks.divergence import DivergenceGuard
 from graphbench.data.info import DatasetInfo, FeatureSpec
 from graphbench.modules.task_module import GraphTaskModule
-from graphbench.run.errors import Diverged
+from graphbench.vocabulary.errors import Diverged
 
 
 class Outputs(nn.Module):

@@ -18,7 +18,7 @@ from graphbench.run.checkpoints import (
     override_key,
     read_checkpoint,
 )
-from graphbench.run.errors import ConfigError
+from graphbench.vocabulary.errors import ConfigError
 
 
 def test_missing_unreadable_and_foreign_files_fail_in_one_line(tmp_path: Path) -> None:

@@ -18,7 +18,7 @@ from graphbench.run.distributed import (
     portable_config,
     processes_per_node,
 )
-from graphbench.run.errors import ConfigError
+from graphbench.vocabulary.errors import ConfigError
 
 SCHEDULER_ENV = (
     "LOCAL_RANK",

@@ -9,9 +9,9 @@ from pathlib import Path
 import pytest
 from omegaconf import DictConfig, OmegaConf
 
-from graphbench.run.errors import ConfigError, DataError, Pruned
 from graphbench.run.frame import RunFrame, completed_run, run_frame, worker_frame
 from graphbench.run.record import RunRecord
+from graphbench.vocabulary.errors import ConfigError, DataError, Pruned
 
 #: ``body(cfg, record, frame)``: a run's work, as a task does it inside its frame
 RunBody = Callable[[DictConfig, RunRecord, RunFrame], None]

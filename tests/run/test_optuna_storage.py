@@ -9,8 +9,8 @@ import optuna
 import pytest
 from optuna.storages import JournalStorage, RDBStorage
 
-from graphbench.run.errors import ConfigError
 from graphbench.run.optuna_storage import is_database_url, open_storage, open_trial
+from graphbench.vocabulary.errors import ConfigError
 
 
 def test_a_path_is_a_journal_file_and_a_url_a_database(tmp_path: Path) -> None:

@@ -7,9 +7,9 @@ from pathlib import Path
 import pytest
 from omegaconf import OmegaConf
 
-from graphbench.run.errors import ConfigError
 from graphbench.run.record import RunRecord
 from graphbench.run.run_dir import RunDirGuard, config_differences, default_resume, existing_run, resume_mode, usable_dir
+from graphbench.vocabulary.errors import ConfigError
 
 CONFIG = {"seed": 0, "model": {"hidden_dim": 16, "dims": (1, 2)}, "paths": {"output_dir": "/a"}, "resume": "never"}
 

@@ -9,7 +9,6 @@ from pathlib import Path
 
 import pytest
 
-from graphbench.run.errors import ConfigError
 from graphbench.run.threads import (
     PARALLEL_WORK,
     SET_BY_GRAPHBENCH,
@@ -21,6 +20,7 @@ from graphbench.run.threads import (
     threads_setting,
     training_threads,
 )
+from graphbench.vocabulary.errors import ConfigError
 
 
 def test_prepare_process_sets_passive_waiting_before_torch_loads() -> None:

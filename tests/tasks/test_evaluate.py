@@ -16,10 +16,10 @@ from hydra.core.global_hydra import GlobalHydra
 from omegaconf import DictConfig, open_dict
 
 from graphbench.report.collect import collect
-from graphbench.run.errors import ConfigError
 from graphbench.run.record import RunRecord
 from graphbench.tasks.evaluate import evaluate
 from graphbench.tasks.train import train
+from graphbench.vocabulary.errors import ConfigError
 from tests.conftest import FAST_CYCLES
 from tests.paths import CONF
 

@@ -13,8 +13,8 @@ from graphbench.analysis.igb import fit as fit_module
 from graphbench.analysis.igb.fit import FitResult, FullBatchRecipe, fit, grid_points, grid_search, igb_fit
 from graphbench.analysis.subset_training import node_datamodule
 from graphbench.run.cli import format_summary
-from graphbench.run.errors import ConfigError
 from graphbench.tasks.igb import igb
+from graphbench.vocabulary.errors import ConfigError
 from tests.data.sources.node.planetoid_fixture import write_planetoid
 from tests.paths import REPO
 

@@ -14,8 +14,8 @@ from torch.nn import functional as F
 
 from graphbench.analysis import memorization
 from graphbench.analysis.memorization import CSV_FILENAME
-from graphbench.run.errors import ConfigError
 from graphbench.tasks.memorization import run_memorization
+from graphbench.vocabulary.errors import ConfigError
 from tests.data.sources.node.test_geom_gcn import write_geom_gcn
 from tests.e2e.test_memorization_cli import TINY
 

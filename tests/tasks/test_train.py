@@ -14,9 +14,9 @@ from omegaconf import DictConfig
 
 from graphbench.callbacks.record_progress import epoch_metrics
 from graphbench.main import run_task
-from graphbench.run.errors import ConfigError
 from graphbench.run.record import RunRecord
 from graphbench.tasks.train import train
+from graphbench.vocabulary.errors import ConfigError
 from tests.conftest import FAST_CYCLES
 from tests.e2e.test_cli import run_cli
 

@@ -6,8 +6,8 @@ import pytest
 import torch
 from torch_geometric.data import Batch, Data, InMemoryDataset
 
-from graphbench.run.errors import ConfigError
 from graphbench.transforms.channelwise import ChannelwiseNorm
+from graphbench.vocabulary.errors import ConfigError
 
 
 def graph(x: list[list[float]], e: list[list[float]] | None = None) -> Data:

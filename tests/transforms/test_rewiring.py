@@ -13,9 +13,9 @@ import pytest
 import torch
 from torch_geometric.data import Data
 
-from graphbench.run.errors import ConfigError, DataError
 from graphbench.transforms import rewiring
 from graphbench.transforms.rewiring import RewireFeatureSimilarity
+from graphbench.vocabulary.errors import ConfigError, DataError
 
 ANGLES = [0.0, 10.0, 30.0, 80.0]
 X = torch.tensor([[math.cos(math.radians(a)), math.sin(math.radians(a))] for a in ANGLES])

@@ -29,7 +29,7 @@ from torch_geometric.data import Data
 from graphbench.analysis.homophily import homophily_measures, homophily_table
 from graphbench.conf import CONFIG_DIR
 from graphbench.run.cli import program_name
-from graphbench.run.errors import ConfigError, GraphbenchError
+from graphbench.vocabulary.errors import ConfigError, GraphbenchError
 
 if TYPE_CHECKING:  # the training stack is heavy and not needed to parse arguments
     from graphbench.data.datamodules.base import DataModule

@@ -13,7 +13,7 @@ from __future__ import annotations
 import torch
 from torch import Tensor
 
-from graphbench.run.errors import ConfigError
+from graphbench.vocabulary.errors import ConfigError
 
 
 def label_disagreement(x: Tensor, y: Tensor, nodes: Tensor, reference: Tensor, k: int = 3) -> Tensor:

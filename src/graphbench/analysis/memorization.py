@@ -59,8 +59,8 @@ from graphbench.analysis.label_disagreement import label_disagreement
 from graphbench.analysis.subset_training import train_on_nodes
 from graphbench.data.datamodules.node_level import NodeLevelDataModule
 from graphbench.data.splits import random_split_masks, stratified_split_masks
-from graphbench.run.errors import ConfigError
 from graphbench.run.loggers import SafeWandbLogger
+from graphbench.vocabulary.errors import ConfigError
 
 log = logging.getLogger(__name__)
 

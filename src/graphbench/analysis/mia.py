@@ -47,7 +47,7 @@ import torch
 from torch import Tensor
 from torchmetrics.functional.classification import binary_auroc, binary_roc
 
-from graphbench.run.errors import ConfigError
+from graphbench.vocabulary.errors import ConfigError
 
 log = logging.getLogger(__name__)
 

@@ -20,7 +20,7 @@ import sys
 from collections.abc import Sequence
 from pathlib import Path
 
-from graphbench.run.errors import GraphbenchError
+from graphbench.vocabulary.errors import GraphbenchError
 
 #: the callback's file in the run directory (``callbacks.ntk.csv_name``)
 CSV_NAME: str = "ntk_alignment.csv"

@@ -26,7 +26,7 @@ from graphbench.config.checks import check_config
 from graphbench.data.datamodules.node_level import NodeLevelDataModule
 from graphbench.data.info import DatasetInfo
 from graphbench.run.checkpoints import CHECKPOINTS
-from graphbench.run.errors import ConfigError
+from graphbench.vocabulary.errors import ConfigError
 
 #: the best-validation weights of one subset model, under its ``run_dir``
 BEST_CHECKPOINT: str = "best.ckpt"
@@ -70,7 +70,7 @@ def train_on_nodes(
     be passed to reuse a loaded dataset across calls; its masks are replaced. ``checkpoint="last"``
     predicts with the last epoch's weights instead of the best-validation ones. Raises
     :class:`~graphbench.callbacks.divergence.Diverged` when training diverges and
-    :class:`~graphbench.run.errors.ConfigError` on bad masks or a dataset that is not one multiclass graph.
+    :class:`~graphbench.vocabulary.errors.ConfigError` on bad masks or a dataset that is not one multiclass graph.
     """
     if checkpoint not in CHECKPOINTS:
         raise ConfigError(f"checkpoint={checkpoint!r} is not valid; valid: {list(CHECKPOINTS)}")

@@ -7,7 +7,7 @@ from lightning.pytorch.callbacks import Callback
 from omegaconf import DictConfig
 
 from graphbench.config.instantiate import build
-from graphbench.run.errors import ConfigError
+from graphbench.vocabulary.errors import ConfigError
 
 
 def build_callbacks(cfg: DictConfig) -> dict[str, Callback]:

@@ -34,7 +34,7 @@ from graphbench.data.datamodules.base import DataModule
 from graphbench.data.datamodules.schema import READ_ELSEWHERE, DatasetConfig, LayoutConfig, key_names
 from graphbench.data.samplers.base import Sampler
 from graphbench.data.sources.base import Source
-from graphbench.run.errors import ConfigError
+from graphbench.vocabulary.errors import ConfigError
 
 #: a schema dataclass
 Schema = TypeVar("Schema")

@@ -24,8 +24,8 @@ from graphbench.modules.layers.grand import INITIALIZATIONS, initialize
 from graphbench.modules.network import count_parameters
 from graphbench.modules.task_module import GraphTaskModule
 from graphbench.run.checkpoints import load_network_weights, read_checkpoint
-from graphbench.run.errors import ArgumentError, ConfigError
 from graphbench.run.record import RunRecord
+from graphbench.vocabulary.errors import ArgumentError, ConfigError
 
 log = logging.getLogger(__name__)
 

@@ -17,7 +17,7 @@ from graphbench.config.instantiate import METADATA_KEYS, build
 from graphbench.data.info import DatasetInfo
 from graphbench.modules.losses import ConsistencyLoss
 from graphbench.modules.task_module import GraphTaskModule
-from graphbench.run.errors import ConfigError
+from graphbench.vocabulary.errors import ConfigError
 
 
 def build_optimizer(cfg: DictConfig) -> Callable[[Iterable[nn.Parameter]], Optimizer]:

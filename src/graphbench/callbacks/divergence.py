@@ -8,7 +8,7 @@ from typing import Any
 import lightning as L
 import torch
 
-from graphbench.run.errors import Diverged
+from graphbench.vocabulary.errors import Diverged
 
 
 def _finite(value: torch.Tensor) -> bool:

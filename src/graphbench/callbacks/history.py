@@ -11,7 +11,7 @@ from typing import Any
 import lightning as L
 from lightning.pytorch.callbacks import Callback, Checkpoint, ModelCheckpoint
 
-from graphbench.run.errors import ConfigError
+from graphbench.vocabulary.errors import ConfigError
 
 log = logging.getLogger("graphbench.tasks.train")
 

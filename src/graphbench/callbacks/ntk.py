@@ -24,7 +24,7 @@ from torch.func import functional_call, vjp, vmap
 from torch_geometric.utils import add_self_loops, degree, remove_self_loops, to_undirected
 
 from graphbench.data.store.loader import GraphIds
-from graphbench.run.errors import ArgumentError, ConfigError
+from graphbench.vocabulary.errors import ArgumentError, ConfigError
 
 
 @contextmanager

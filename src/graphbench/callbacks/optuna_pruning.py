@@ -24,8 +24,8 @@ from typing import TYPE_CHECKING, Any
 
 import lightning as L
 
-from graphbench.run.errors import ConfigError
 from graphbench.run.optuna_storage import open_trial
+from graphbench.vocabulary.errors import ConfigError
 
 if TYPE_CHECKING:
     import optuna

@@ -5,7 +5,7 @@ from __future__ import annotations
 import lightning as L
 
 from graphbench.modules.network import count_parameters
-from graphbench.run.errors import ConfigError
+from graphbench.vocabulary.errors import ConfigError
 
 
 class ParameterBudget(L.Callback):

@@ -11,7 +11,7 @@ import torch
 from omegaconf import DictConfig, ListConfig, OmegaConf
 
 from graphbench.config.schema import SCHEMAS, problems
-from graphbench.run.errors import ConfigError
+from graphbench.vocabulary.errors import ConfigError
 
 #: ``trainer.accelerator`` values that train on a CUDA GPU (Lightning's names)
 CUDA_ACCELERATORS: tuple[str, ...] = ("gpu", "cuda")

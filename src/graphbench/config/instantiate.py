@@ -1,6 +1,6 @@
 """``hydra.utils.instantiate`` with graphbench's error messages and metadata keys.
 
-A class names only its own arguments in its errors (:class:`~graphbench.run.errors.ArgumentError`:
+A class names only its own arguments in its errors (:class:`~graphbench.vocabulary.errors.ArgumentError`:
 ``pad_to='xyz' is not one of ['none', 'buckets']``); :func:`build` knows the config node it builds from
 and puts the node's path in front (``dataset.pad_to='xyz' ...``), also when a ``_partial_`` node's
 object is made later (:class:`LocatedPartial`)."""
@@ -15,7 +15,7 @@ from hydra.errors import InstantiationException
 from hydra.utils import instantiate
 from omegaconf import DictConfig, OmegaConf
 
-from graphbench.run.errors import ArgumentError, ConfigError, GraphbenchError
+from graphbench.vocabulary.errors import ArgumentError, ConfigError, GraphbenchError
 
 #: keys that describe a group option (for logs, reports and their paper values, the budget) or how it runs (model.compile),
 #: not constructor arguments
@@ -27,7 +27,7 @@ _CONFIG_PATH = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*(\.[A-Za-z_][A-Za-z0-9_]*)*$"
 
 class LocatedPartial(functools.partial):  # type: ignore[type-arg]
     """A ``_partial_`` node's constructor, made by :func:`build`: called, an
-    :class:`~graphbench.run.errors.ArgumentError` of the object becomes one naming the node's path
+    :class:`~graphbench.vocabulary.errors.ArgumentError` of the object becomes one naming the node's path
     (``head.num_layers=0 must be >= 1``)."""
 
     #: the config path of the node
@@ -49,7 +49,7 @@ def build(node: DictConfig, what: str, drop: tuple[str, ...] = (), *, path: str 
 
     Errors raised while building become one :class:`ConfigError` naming ``what`` failed and why;
     graphbench's own errors (e.g. missing raw files) pass through unchanged, but for an
-    :class:`~graphbench.run.errors.ArgumentError` about a key of ``node``, which gets the node's config
+    :class:`~graphbench.vocabulary.errors.ArgumentError` about a key of ``node``, which gets the node's config
     path in front: ``path``, or ``what`` itself when it is a config path (``head``, ``pe.encoder``). A
     ``_partial_`` result does the same when it is called (:class:`LocatedPartial`). An argument that the
     caller passes (``kwargs``) is no key of the node, and its error keeps the words of its owner.

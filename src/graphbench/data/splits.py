@@ -13,8 +13,8 @@ import torch
 from torch import Tensor
 from torch_geometric.utils import index_to_mask
 
-from graphbench.run.errors import ArgumentError, ConfigError, DataError
-from graphbench.run.record import SPLITS
+from graphbench.vocabulary.errors import ArgumentError, ConfigError, DataError
+from graphbench.vocabulary.splits import SPLITS
 
 
 def check_split_index(split_index: object, num_folds: int, dataset: str) -> int:

@@ -9,7 +9,7 @@ import torch
 from torch import nn
 
 from graphbench.modules.network import count_parameters
-from graphbench.run.errors import ArgumentError
+from graphbench.vocabulary.errors import ArgumentError
 
 
 @dataclass(frozen=True)

@@ -6,7 +6,7 @@ from torch import Tensor, nn
 from torch.nn import functional as F
 
 from graphbench.modules.activations import make_activation
-from graphbench.run.errors import ArgumentError
+from graphbench.vocabulary.errors import ArgumentError
 
 
 class L2Normalize(nn.Module):

@@ -17,7 +17,7 @@ from graphbench.modules.heads import score_pairs
 from graphbench.modules.losses import pos_neg_bce
 from graphbench.modules.schedulers import SchedulerSpec
 from graphbench.modules.task_module import GraphTaskModule
-from graphbench.run.errors import ArgumentError
+from graphbench.vocabulary.errors import ArgumentError
 
 #: how pairs are trained and evaluated (see :class:`LinkTaskModule`)
 PROTOCOLS: tuple[str, ...] = ("classification", "hits", "ranking")

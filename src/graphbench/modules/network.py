@@ -14,7 +14,7 @@ from graphbench.modules.activations import make_activation
 from graphbench.modules.encoders import make_feature_encoder
 from graphbench.modules.layers.contract import Layer, check_layer
 from graphbench.modules.propagation import EdgePlan, PlanMemo
-from graphbench.run.errors import ArgumentError
+from graphbench.vocabulary.errors import ArgumentError
 
 POOLINGS: dict[str, Callable[..., Tensor]] = {"mean": global_mean_pool, "add": global_add_pool, "max": global_max_pool}
 

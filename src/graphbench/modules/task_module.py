@@ -18,8 +18,8 @@ from graphbench.metrics.mean import WeightedMean
 from graphbench.metrics.registry import make_metric
 from graphbench.modules.losses import ConsistencyLoss
 from graphbench.modules.schedulers import SchedulerSpec
-from graphbench.run.errors import ArgumentError
-from graphbench.run.record import SPLITS
+from graphbench.vocabulary.errors import ArgumentError
+from graphbench.vocabulary.splits import SPLITS
 
 
 class GraphTaskModule(L.LightningModule):

@@ -1,6 +1,6 @@
 """The run's lifecycle: its frame (:mod:`~graphbench.run.frame`: directory, record, signals,
 provenance), :mod:`~graphbench.run.record`, :mod:`~graphbench.run.provenance`,
-:mod:`~graphbench.run.run_dir`, :mod:`~graphbench.run.signals`, :mod:`~graphbench.run.errors`,
+:mod:`~graphbench.run.run_dir`, :mod:`~graphbench.run.signals`,
 :mod:`~graphbench.run.files` (atomic writes), :mod:`~graphbench.run.checkpoints`,
 :mod:`~graphbench.run.loggers`, :mod:`~graphbench.run.naming`, the DDP launcher
 (:mod:`~graphbench.run.distributed`), CPU :mod:`~graphbench.run.threads` and

@@ -20,8 +20,8 @@ import torch
 from omegaconf import DictConfig, OmegaConf, open_dict
 from torch import nn
 
-from graphbench.run.errors import ConfigError
 from graphbench.run.record import flat_config
+from graphbench.vocabulary.errors import ConfigError
 
 #: the config groups that say what the network is (its layers, width, head, PE encoder, norm)
 NETWORK_GROUPS: tuple[str, ...] = ("model", "head", "pe", "normalization", "budget")

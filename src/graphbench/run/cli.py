@@ -11,7 +11,8 @@ from collections.abc import Sequence
 from importlib import metadata
 
 from graphbench.run.provenance import DISTRIBUTION, installed_version
-from graphbench.run.record import FAILED_PREFIX, INTERRUPTED, PREEMPTED, SPLITS, RunRecord
+from graphbench.run.record import FAILED_PREFIX, INTERRUPTED, PREEMPTED, RunRecord
+from graphbench.vocabulary.splits import SPLITS
 
 
 def program_name(module: str, script: str, argv0: str | None = None) -> str:

@@ -35,7 +35,7 @@ from lightning.fabric.plugins.environments import (
 from lightning.fabric.utilities.rank_zero import rank_zero_only
 from omegaconf import DictConfig, OmegaConf
 
-from graphbench.run.errors import ConfigError, GraphbenchError
+from graphbench.vocabulary.errors import ConfigError, GraphbenchError
 
 #: the module :class:`LocalWorkers` runs with ``python -m`` for each rank > 0 (named, not imported:
 #: the tasks sit above the run frame)

@@ -22,7 +22,6 @@ from lightning.pytorch.utilities.exceptions import SIGTERMException
 from omegaconf import DictConfig, OmegaConf
 
 from graphbench.run.distributed import is_rank_zero
-from graphbench.run.errors import ConfigError, Diverged, GraphbenchError, Pruned
 from graphbench.run.files import remove_partial_files
 from graphbench.run.loggers import RunTensorBoardLogger, SafeWandbLogger
 from graphbench.run.naming import seed_dependent_keys
@@ -46,6 +45,7 @@ from graphbench.run.run_dir import resume_mode as checked_resume
 from graphbench.run.signals import Preempted, SignalState, run_signals
 from graphbench.run.threads import apply as apply_threads
 from graphbench.run.threads import start_threads, threads_setting
+from graphbench.vocabulary.errors import ConfigError, Diverged, GraphbenchError, Pruned
 
 log = logging.getLogger(__name__)
 

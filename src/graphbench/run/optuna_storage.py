@@ -20,7 +20,7 @@ import time
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from graphbench.run.errors import ConfigError
+from graphbench.vocabulary.errors import ConfigError
 
 if TYPE_CHECKING:
     import optuna

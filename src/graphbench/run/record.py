@@ -16,9 +16,6 @@ from typing import Any
 
 from graphbench.run.provenance import Provenance
 
-#: the splits of every dataset, in the order they are built, logged and reported (metric keys ``<split>/<name>``)
-SPLITS: tuple[str, ...] = ("train", "val", "test")
-
 RESULTS_FILENAME: str = "results.json"
 #: bump when a field changes meaning; readers accept older versions field by field (3: ``provenance``)
 SCHEMA_VERSION: int = 3

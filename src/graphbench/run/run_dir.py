@@ -20,8 +20,8 @@ from typing import Any
 from hydra.experimental.callback import Callback
 from omegaconf import DictConfig
 
-from graphbench.run.errors import ConfigError
 from graphbench.run.record import RESULTS_FILENAME, RunRecord, finite_or_none, flat_config
+from graphbench.vocabulary.errors import ConfigError
 
 #: config keys whose value may differ between a run and its resumption: where it writes, whether it
 #: resumes, and the logger names derived from the command line (the keys they name are compared)

@@ -33,7 +33,7 @@ from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any
 
-from graphbench.run.errors import ConfigError
+from graphbench.vocabulary.errors import ConfigError
 
 #: the OpenMP wait policy graphbench starts its processes with
 WAIT_POLICY: str = "PASSIVE"

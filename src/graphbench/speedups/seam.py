@@ -11,11 +11,11 @@ import torch
 from torch import nn
 from torch_geometric.nn.dense.linear import Linear as PyGLinear
 
-from graphbench.run.errors import ArgumentError
 from graphbench.speedups import result_moves
 from graphbench.speedups.dropout import Dropout
 from graphbench.speedups.linear import Linear, OneDnnPyGLinear
 from graphbench.speedups.quiet_profiler import QuietProfiler
+from graphbench.vocabulary.errors import ArgumentError
 
 #: the values of ``speedups`` (conf/speedups/<name>.yaml)
 CHOICES: tuple[str, ...] = ("auto", "off")

@@ -30,7 +30,7 @@ from hydra.core.override_parser.overrides_parser import OverridesParser
 from hydra.core.override_parser.types import ChoiceSweep, IntervalSweep, Override, RangeSweep, Transformer
 from hydra.errors import HydraException
 
-from graphbench.run.errors import GraphbenchError
+from graphbench.vocabulary.errors import GraphbenchError
 
 #: the sweep methods of W&B that graphbench writes
 METHODS: tuple[str, ...] = ("grid", "random", "bayes")

@@ -33,10 +33,11 @@ from graphbench.config.checks import check_config
 from graphbench.data.datamodules import DataModule
 from graphbench.run.checkpoints import checkpoint_config, network_from_checkpoint, read_checkpoint
 from graphbench.run.distributed import processes_per_node
-from graphbench.run.errors import ConfigError
 from graphbench.run.frame import RunFrame, completed_run, record_raw_files, run_frame
-from graphbench.run.record import SPLITS, RunRecord
+from graphbench.run.record import RunRecord
 from graphbench.run.signals import Preempted
+from graphbench.vocabulary.errors import ConfigError
+from graphbench.vocabulary.splits import SPLITS
 
 log = logging.getLogger(__name__)
 

@@ -32,9 +32,9 @@ from graphbench.analysis.subset_training import node_datamodule
 from graphbench.build.loggers import open_loggers
 from graphbench.build.model import sized_network
 from graphbench.run.checkpoints import CHECKPOINTS
-from graphbench.run.errors import ConfigError
 from graphbench.run.frame import completed_run, record_raw_files, run_frame
 from graphbench.run.record import RunRecord
+from graphbench.vocabulary.errors import ConfigError
 
 log = logging.getLogger(__name__)
 

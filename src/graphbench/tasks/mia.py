@@ -25,7 +25,8 @@ from graphbench.analysis.subset_training import node_datamodule, train_on_nodes
 from graphbench.build.loggers import open_loggers
 from graphbench.build.model import sized_network
 from graphbench.run.frame import completed_run, record_raw_files, run_frame
-from graphbench.run.record import SPLITS, RunRecord
+from graphbench.run.record import RunRecord
+from graphbench.vocabulary.splits import SPLITS
 
 log = logging.getLogger(__name__)
 

@@ -39,11 +39,11 @@ from graphbench.config.checks import check_config
 from graphbench.data.datamodules import DataModule
 from graphbench.run.checkpoints import CHECKPOINTS, check_checkpoint_file
 from graphbench.run.distributed import cluster_plugins, launch_context, processes_per_node
-from graphbench.run.errors import ConfigError, Pruned
 from graphbench.run.frame import RunFrame, completed_run, record_raw_files, run_frame
 from graphbench.run.record import RunRecord
 from graphbench.run.signals import Preempted
 from graphbench.run.threads import threads_setting
+from graphbench.vocabulary.errors import ConfigError, Pruned
 
 log = logging.getLogger(__name__)
 

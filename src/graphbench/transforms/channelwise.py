@@ -34,7 +34,7 @@ from torch_geometric.data import Data
 from torch_geometric.data.data import BaseData
 from torch_geometric.transforms import BaseTransform
 
-from graphbench.run.errors import ConfigError
+from graphbench.vocabulary.errors import ConfigError
 
 DEFAULT_ATTRS: tuple[str, ...] = ("x", "edge_attr")
 

@@ -16,7 +16,7 @@ from torch_geometric.data import Data
 from torch_geometric.transforms import BaseTransform
 from torch_geometric.utils import coalesce
 
-from graphbench.run.errors import ConfigError, DataError
+from graphbench.vocabulary.errors import ConfigError, DataError
 
 MODES: tuple[str, ...] = ("add", "delete", "both")
 #: the most similarity entries scored at once when searching the non-edges (rows are chunked)

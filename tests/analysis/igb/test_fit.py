@@ -19,7 +19,7 @@ from graphbench.analysis.igb import fit as fit_module
 from graphbench.analysis.igb.fit import FullBatchRecipe, fit, fit_many, fit_runs, sparse_inputs
 from graphbench.analysis.subset_training import node_datamodule
 from graphbench.modules.losses import ConsistencyLoss
-from graphbench.run.errors import ConfigError
+from graphbench.vocabulary.errors import ConfigError
 from tests.data.sources.node.planetoid_fixture import write_planetoid
 from tests.paths import REPO
 

@@ -9,7 +9,7 @@ from torch_geometric.data import Data
 
 from graphbench.analysis.igb.sampler import overlap_and_coverage, sample_subgraphs, subgraph_data
 from graphbench.analysis.igb.walk import UndirectedGraph
-from graphbench.run.errors import ConfigError
+from graphbench.vocabulary.errors import ConfigError
 
 
 def grid(side: int = 6) -> Data:

@@ -24,7 +24,7 @@ from graphbench.analysis.igb.validutil import (
     with_validation_trained,
 )
 from graphbench.analysis.subset_training import node_datamodule
-from graphbench.run.errors import ConfigError
+from graphbench.vocabulary.errors import ConfigError
 from tests.tasks.test_igb import cora_cfg
 
 

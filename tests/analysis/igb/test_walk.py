@@ -7,7 +7,7 @@ import pytest
 import torch
 
 from graphbench.analysis.igb.walk import UndirectedGraph, random_walk
-from graphbench.run.errors import ConfigError
+from graphbench.vocabulary.errors import ConfigError
 
 # a 4-cycle 0-1-2-3-0 with a chord 0-2, given with a duplicate, a reversed copy and a self-loop,
 # plus a separate edge 4-5

@@ -16,7 +16,7 @@ from graphbench.data.info import DataFacts, FeatureSpec
 from graphbench.data.io.raw_root import RawRoot
 from graphbench.data.sources.base import Source
 from graphbench.data.store.graph_store import GraphStore
-from graphbench.run.errors import ConfigError, DataError
+from graphbench.vocabulary.errors import ConfigError, DataError
 from tests.data._datamodules import graph_level
 
 #: the protocol of the toy source

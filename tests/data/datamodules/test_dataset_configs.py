@@ -12,7 +12,7 @@ from hydra.utils import get_class
 from omegaconf import DictConfig, OmegaConf
 
 from graphbench.build.data import build_datamodule, source_knobs
-from graphbench.run.errors import DataError
+from graphbench.vocabulary.errors import DataError
 from tests.paths import CONF
 
 DATASETS = {  # name: (DataModule, source, facts known without reading data: level, num_outputs, node feature kind)

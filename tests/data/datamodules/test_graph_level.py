@@ -11,7 +11,7 @@ from torch_geometric.data import Data
 
 from graphbench.data.io.raw_root import RawRoot
 from graphbench.data.sources.base import OneGraphNodeSource
-from graphbench.run.errors import ConfigError
+from graphbench.vocabulary.errors import ConfigError
 from tests.data._datamodules import graph_level
 from tests.data.datamodules.test_base import make
 

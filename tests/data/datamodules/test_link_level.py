@@ -14,7 +14,7 @@ from graphbench.build.data import datamodule_from_keys
 from graphbench.data.datamodules import LinkLevelDataModule
 from graphbench.data.datamodules.schema import DatasetConfig
 from graphbench.data.samplers import FullBatch, Sampler
-from graphbench.run.errors import ConfigError
+from graphbench.vocabulary.errors import ConfigError
 from tests.data.datamodules.test_node_level import COMMON, MANY, Paths
 from tests.data.datamodules.test_one_graph import RING, RingPairs
 

@@ -15,7 +15,7 @@ from graphbench.data.datamodules.schema import ManyGraphsConfig
 from graphbench.data.samplers import ClusterGCN, FullBatch
 from graphbench.data.store.graph_store import GraphStore
 from graphbench.data.store.padding import Bucket
-from graphbench.run.errors import ConfigError
+from graphbench.vocabulary.errors import ConfigError
 
 
 def three_paths() -> SimpleNamespace:

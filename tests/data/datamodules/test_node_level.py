@@ -21,7 +21,7 @@ from graphbench.data.samplers import FullBatch, NeighborSampling, Sampler
 from graphbench.data.sources.base import OneGraphNodeSource, Source
 from graphbench.data.store.collate import collate
 from graphbench.data.store.graph_store import GraphStore
-from graphbench.run.errors import ConfigError
+from graphbench.vocabulary.errors import ConfigError
 
 COMMON: dict[str, Any] = dict(task_type="multiclass", metric="accuracy", higher_is_better=True)
 #: graphs per batch, for the sources of many graphs

@@ -21,8 +21,8 @@ from graphbench.data.samplers import ClusterGCN, FullBatch, NeighborSampling, Sa
 from graphbench.data.sources.base import OneGraphNodeSource, Source
 from graphbench.data.store.graph_store import GraphStore
 from graphbench.data.store.sharding import Shard
-from graphbench.run.errors import ConfigError
-from graphbench.run.record import SPLITS
+from graphbench.vocabulary.errors import ConfigError
+from graphbench.vocabulary.splits import SPLITS
 
 COMMON: dict[str, Any] = dict(task_type="binary", metric="accuracy", higher_is_better=True)
 RING = torch.stack([torch.arange(6), (torch.arange(6) + 1) % 6])

@@ -13,7 +13,7 @@ from graphbench.data.io.archives import (
     extract_archive,
 )
 from graphbench.data.io.raw_files import RawFile
-from graphbench.run.errors import ConfigError, DataError
+from graphbench.vocabulary.errors import ConfigError, DataError
 
 
 def test_extracts_the_folder_into_its_place(tmp_path: Path) -> None:

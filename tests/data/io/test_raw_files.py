@@ -9,7 +9,7 @@ import pytest
 from graphbench.data.io import raw_files
 from graphbench.data.io.raw_files import RawFile, ensure_raw_files, md5sum
 from graphbench.data.io.safe_load import load_numpy_pickle
-from graphbench.run.errors import ConfigError, DataError
+from graphbench.vocabulary.errors import ConfigError, DataError
 
 
 def test_missing_files_are_all_named_with_their_place(tmp_path: Path) -> None:

@@ -20,7 +20,7 @@ from graphbench.data.io.raw_files import RawFile, md5sum
 from graphbench.data.io.raw_manifest import RACY_NS, RawManifest, load_or_build_from_raw
 from graphbench.data.io.raw_root import RawRoot
 from graphbench.data.sources.node.geom_gcn import GeomGCN
-from graphbench.run.errors import ConfigError, DataError
+from graphbench.vocabulary.errors import ConfigError, DataError
 from tests.conftest import real_data_root
 from tests.data._datamodules import node_level
 

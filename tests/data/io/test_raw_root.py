@@ -9,7 +9,7 @@ import pytest
 
 from graphbench.data.io.raw_files import RawFile, md5sum
 from graphbench.data.io.raw_root import LocateCall, RawRoot
-from graphbench.run.errors import DataError
+from graphbench.vocabulary.errors import DataError
 
 
 def test_locate_returns_the_paths_in_order_and_records_the_call(tmp_path: Path) -> None:

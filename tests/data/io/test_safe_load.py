@@ -10,7 +10,7 @@ import pytest
 import torch
 
 from graphbench.data.io.safe_load import load_tensor_pickle
-from graphbench.run.errors import DataError
+from graphbench.vocabulary.errors import DataError
 
 
 @pytest.mark.parametrize("protocol", [2, 4, 5])

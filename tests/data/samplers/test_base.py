@@ -9,7 +9,7 @@ from torch_geometric.data import Data
 
 from graphbench.data.samplers import ClusterGCN, FullBatch, NeighborSampling, SamplerContext, no_cache
 from graphbench.data.samplers.base import Sampler
-from graphbench.run.errors import ConfigError
+from graphbench.vocabulary.errors import ConfigError
 
 CONTEXT = SamplerContext(0, no_cache)
 

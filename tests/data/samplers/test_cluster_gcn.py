@@ -8,7 +8,7 @@ from torch_geometric.data import Data
 from torch_geometric.utils import subgraph
 
 from graphbench.data.samplers import ClusterGCN, SamplerContext, metis_parts, no_cache
-from graphbench.run.errors import ArgumentError
+from graphbench.vocabulary.errors import ArgumentError
 
 
 def two_cliques() -> Data:

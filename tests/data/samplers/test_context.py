@@ -13,7 +13,7 @@ from torch_geometric.data import Data
 
 from graphbench.data.samplers.context import SamplerContext, SeedMask, fanouts, no_cache, positive_int
 from graphbench.data.store.sharding import Shard
-from graphbench.run.errors import ConfigError
+from graphbench.vocabulary.errors import ConfigError
 
 
 def test_one_process_shuffles_and_evaluates_every_split_node() -> None:

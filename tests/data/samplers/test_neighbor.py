@@ -8,7 +8,7 @@ import torch
 from torch_geometric.data import Data
 
 from graphbench.data.samplers import NeighborSampling, SamplerContext, no_cache
-from graphbench.run.errors import ConfigError
+from graphbench.vocabulary.errors import ConfigError
 from tests.data.samplers.test_neighbor_loader import random_graph
 
 

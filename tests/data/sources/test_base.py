@@ -12,7 +12,7 @@ from torch_geometric.data import Data
 from graphbench.data.info import DataFacts, FeatureSpec
 from graphbench.data.io.raw_root import RawRoot
 from graphbench.data.sources.base import OneGraphNodeSource, Source
-from graphbench.run.errors import DataError
+from graphbench.vocabulary.errors import DataError
 
 
 class Path4(OneGraphNodeSource):

@@ -10,7 +10,7 @@ from ogb.utils import smiles2graph
 
 from graphbench.data.sources import mol_pickle
 from graphbench.data.sources.molecules import ATOM_FEATURES, BOND_FEATURES, _to_ogb_indices, featurize_smiles
-from graphbench.run.errors import DataError
+from graphbench.vocabulary.errors import DataError
 
 #: charges, radicals, chirality, aromaticity, a stereo double bond, a dummy atom (misc atomic
 #: number), atom map numbers, an isotope, and a bond-less molecule

@@ -22,7 +22,7 @@ from graphbench.data.store.cache import (
     remove_stale_tmp_files,
     require_writable_dir,
 )
-from graphbench.run.errors import ConfigError
+from graphbench.vocabulary.errors import ConfigError
 
 
 def test_builds_once_then_loads(tmp_path: Path) -> None:

@@ -7,7 +7,7 @@ import pytest
 import torch
 
 from graphbench.data.store.collate import collate, collate_concatenated, node_split_masks
-from graphbench.run.errors import DataError
+from graphbench.vocabulary.errors import DataError
 
 # graph 0: 3 nodes, edges 0-1, 1-2; graph 1: 2 nodes, edge 1->0
 EDGES = [torch.tensor([[0, 1], [1, 2]]), torch.tensor([[1], [0]])]

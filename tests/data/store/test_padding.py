@@ -23,7 +23,7 @@ from graphbench.modules.layers import GatedGCNLayer, GCNLayer, GINELayer
 from graphbench.modules.network import GraphNetwork
 from graphbench.modules.norms import NodeNorm
 from graphbench.modules.pe_encoders import RWSEEncoder
-from graphbench.run.errors import DataError
+from graphbench.vocabulary.errors import DataError
 
 
 def ring(n: int, label: float, seed: int) -> Data:

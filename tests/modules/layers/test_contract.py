@@ -17,7 +17,7 @@ from graphbench.modules.layers.contract import CONTRACT, Layer, check_layer, gcn
 from graphbench.modules.network import GraphNetwork
 from graphbench.modules.norms import NodeNorm
 from graphbench.modules.propagation import EdgePlan
-from graphbench.run.errors import ArgumentError
+from graphbench.vocabulary.errors import ArgumentError
 
 #: every registered layer's contract: (updates_edges, uses_edge_attr, uses_edge_weight, uses_plan,
 #: needs_batch, self_contained), in the order of CONTRACT

@@ -27,7 +27,7 @@ from graphbench.modules.network import GraphNetwork, count_parameters
 from graphbench.modules.norms import NodeNorm
 from graphbench.modules.propagation import EdgePlan
 from graphbench.modules.task_module import GraphTaskModule
-from graphbench.run.errors import ConfigError
+from graphbench.vocabulary.errors import ConfigError
 from tests.paths import CONF
 
 # a path 0-1-2-3 and an isolated node 4, both directions

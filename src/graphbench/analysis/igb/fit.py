@@ -35,7 +35,7 @@ from graphbench.build.model import network_builder, network_width
 from graphbench.build.task_module import build_consistency, build_loss, build_optimizer
 from graphbench.data.info import DatasetInfo
 from graphbench.modules.losses import ConsistencyLoss
-from graphbench.run.errors import ConfigError
+from graphbench.vocabulary.errors import ConfigError
 
 log = logging.getLogger(__name__)
 

@@ -32,7 +32,7 @@ from graphbench.analysis.igb.divergence import (
 )
 from graphbench.analysis.igb.walk import UndirectedGraph, random_walk
 from graphbench.data.splits import IGB_FRACTIONS, random_split_masks
-from graphbench.run.errors import ConfigError
+from graphbench.vocabulary.errors import ConfigError
 
 log = logging.getLogger(__name__)
 

@@ -67,7 +67,7 @@ from graphbench.analysis.igb.fit import (
 from graphbench.analysis.igb.protocol import grid_recipes
 from graphbench.analysis.subset_training import node_datamodule
 from graphbench.data.info import DatasetInfo
-from graphbench.run.errors import ConfigError
+from graphbench.vocabulary.errors import ConfigError
 
 log = logging.getLogger(__name__)
 

@@ -26,9 +26,9 @@ from graphbench.data.store.device_store import DeviceStore
 from graphbench.data.store.graph_store import GraphStore
 from graphbench.data.store.loader import GraphIds
 from graphbench.data.store.sharding import Shard
-from graphbench.run.errors import ArgumentError, ConfigError, DataError
-from graphbench.run.record import SPLITS
 from graphbench.transforms.channelwise import ChannelwiseNorm
+from graphbench.vocabulary.errors import ArgumentError, ConfigError, DataError
+from graphbench.vocabulary.splits import SPLITS
 
 
 class Layout(Protocol):

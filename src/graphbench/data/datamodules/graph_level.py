@@ -9,7 +9,7 @@ from graphbench.data.datamodules.many_graphs import ManyGraphs, many_graphs_layo
 from graphbench.data.datamodules.schema import LayoutConfig, ManyGraphsConfig
 from graphbench.data.info import Level
 from graphbench.data.samplers.base import Sampler
-from graphbench.run.errors import ConfigError
+from graphbench.vocabulary.errors import ConfigError
 
 
 class GraphLevelDataModule(DataModule):

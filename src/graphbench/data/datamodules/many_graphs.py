@@ -15,7 +15,7 @@ from graphbench.data.samplers.base import FullBatch, Sampler
 from graphbench.data.store.graph_store import GraphStore
 from graphbench.data.store.loader import graph_loader
 from graphbench.data.store.padding import Buckets, choose_buckets
-from graphbench.run.errors import ArgumentError, ConfigError
+from graphbench.vocabulary.errors import ArgumentError, ConfigError
 
 if TYPE_CHECKING:
     from graphbench.data.datamodules.base import DataModule

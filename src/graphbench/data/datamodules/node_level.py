@@ -15,7 +15,7 @@ from graphbench.data.datamodules.schema import LayoutConfig, ManyGraphsConfig, O
 from graphbench.data.info import Level
 from graphbench.data.samplers.base import Sampler
 from graphbench.data.sources.base import OneGraphNodeSource
-from graphbench.run.errors import ConfigError
+from graphbench.vocabulary.errors import ConfigError
 
 __all__ = ["NodeLevelDataModule", "row_normalize"]
 

@@ -22,8 +22,8 @@ from graphbench.data.splits import IGB_FRACTIONS, random_split_masks
 from graphbench.data.store.cache import load_or_build
 from graphbench.data.store.full_batch import full_batch_loader
 from graphbench.data.store.graph_store import GraphStore
-from graphbench.run.errors import ArgumentError, ConfigError
-from graphbench.run.record import SPLITS
+from graphbench.vocabulary.errors import ArgumentError, ConfigError
+from graphbench.vocabulary.splits import SPLITS
 
 if TYPE_CHECKING:
     from graphbench.data.datamodules.base import DataModule

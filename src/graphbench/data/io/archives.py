@@ -25,7 +25,7 @@ from graphbench.data.io.raw_files import (
     ensure_raw_files,
     verify_md5,
 )
-from graphbench.run.errors import DataError
+from graphbench.vocabulary.errors import DataError
 
 
 @dataclass(frozen=True)

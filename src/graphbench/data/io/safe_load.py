@@ -10,7 +10,7 @@ Two kinds of loaders, one family:
 - :func:`load_torch_file` is ``torch.load(weights_only=True)`` (torch's own restricted unpickler)
   for files written with ``torch.save`` (superpixels, TSP, OGB split files), with named extra globals.
 
-Every failure is a :class:`~graphbench.run.errors.DataError` that names the file.
+Every failure is a :class:`~graphbench.vocabulary.errors.DataError` that names the file.
 
 Unpickling a tensor from a plain pickle calls ``torch._utils._rebuild_tensor_v2`` on a storage that
 ``torch.storage._load_from_bytes`` rebuilds from bytes, and that function runs a full, unrestricted
@@ -31,7 +31,7 @@ from typing import Any, ClassVar
 import numpy as np
 import torch
 
-from graphbench.run.errors import DataError
+from graphbench.vocabulary.errors import DataError
 
 #: allowed to resolve normally (the value ``None``) or replaced by the given object
 Allowlist = dict[tuple[str, str], Any]

@@ -11,7 +11,7 @@ from torch_geometric.data import Data
 
 from graphbench.data.samplers.context import SamplerContext, fanouts, positive_int
 from graphbench.data.samplers.neighbor_loader import node_neighbor_loader
-from graphbench.run.errors import ArgumentError, ConfigError
+from graphbench.vocabulary.errors import ArgumentError, ConfigError
 
 #: ``eval``: ``full`` runs validation and test as one forward pass over the whole graph
 #: (full-neighbourhood inference); ``sampled`` batches the split's nodes with neighbor sampling

@@ -24,7 +24,7 @@ from torch_geometric.utils import remove_self_loops, to_undirected
 
 from graphbench.data.samplers.base import Sampler
 from graphbench.data.samplers.context import SamplerContext, positive_int
-from graphbench.run.errors import ArgumentError
+from graphbench.vocabulary.errors import ArgumentError
 
 
 def metis_parts(edge_index: Tensor, num_nodes: int, num_parts: int, seed: int = 0) -> Tensor:

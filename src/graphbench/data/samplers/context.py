@@ -14,7 +14,7 @@ from torch import Tensor
 from torch_geometric.data import Data
 
 from graphbench.data.store.sharding import Shard, eval_share, train_sampler
-from graphbench.run.errors import ArgumentError
+from graphbench.vocabulary.errors import ArgumentError
 
 T = TypeVar("T")
 

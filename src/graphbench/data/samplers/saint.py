@@ -41,7 +41,7 @@ from graphbench.data.samplers.base import Sampler
 from graphbench.data.samplers.context import SamplerContext, positive_int
 from graphbench.data.samplers.neighbor_loader import segment_arange, segment_ids
 from graphbench.data.store.sharding import Shard
-from graphbench.run.errors import ConfigError
+from graphbench.vocabulary.errors import ConfigError
 
 log = logging.getLogger(__name__)
 

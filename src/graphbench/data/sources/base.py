@@ -32,8 +32,8 @@ from torch_geometric.data import Data
 from graphbench.data.info import DataFacts, FeatureSpec, Level
 from graphbench.data.io.raw_root import RawRoot
 from graphbench.data.store.graph_store import GraphStore
-from graphbench.run.errors import DataError
-from graphbench.run.record import SPLITS
+from graphbench.vocabulary.errors import DataError
+from graphbench.vocabulary.splits import SPLITS
 
 
 class Source(ABC):

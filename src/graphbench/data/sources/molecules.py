@@ -25,10 +25,10 @@ from torch import Tensor
 from torch_geometric.data import Data
 
 from graphbench.data.store.collate import collate_concatenated
-from graphbench.run.errors import DataError
 from graphbench.run.processes import map_chunks, usable_cores
 from graphbench.speedups.gc_pause import gc_paused
 from graphbench.speedups.hugepages import numpy_hugepages_off
+from graphbench.vocabulary.errors import DataError
 
 
 class _OGBIndex(dict):  # type: ignore[type-arg]

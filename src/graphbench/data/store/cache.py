@@ -36,7 +36,7 @@ from typing import IO, Any, TypeVar
 
 import torch
 
-from graphbench.run.errors import ConfigError
+from graphbench.vocabulary.errors import ConfigError
 
 T = TypeVar("T")
 

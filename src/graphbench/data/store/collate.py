@@ -21,7 +21,7 @@ from torch import Tensor
 from torch_geometric.data import Data
 from torch_geometric.utils import cumsum, index_to_mask
 
-from graphbench.run.errors import DataError
+from graphbench.vocabulary.errors import DataError
 
 
 def collate_concatenated(

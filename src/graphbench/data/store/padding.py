@@ -32,7 +32,7 @@ import torch
 from torch import Tensor
 from torch_geometric.data import Batch, Data
 
-from graphbench.run.errors import DataError
+from graphbench.vocabulary.errors import DataError
 
 #: the quantiles of the per-batch node and edge totals that become buckets (the worst case is added)
 QUANTILES: tuple[float, ...] = (0.5, 0.9, 0.99)

@@ -43,7 +43,7 @@ import torch
 from torch import Tensor, nn
 
 from graphbench.modules.propagation import EdgePlan
-from graphbench.run.errors import ArgumentError
+from graphbench.vocabulary.errors import ArgumentError
 
 #: the attributes of the contract, in the order of the table above
 CONTRACT: tuple[str, ...] = (

@@ -6,7 +6,7 @@ from torch import Tensor
 from torch_geometric.nn import GATConv
 
 from graphbench.modules.layers.contract import Layer
-from graphbench.run.errors import ArgumentError
+from graphbench.vocabulary.errors import ArgumentError
 
 
 def head_dim(out_dim: int, heads: int, model: str) -> int:

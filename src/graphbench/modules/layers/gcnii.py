@@ -7,7 +7,7 @@ from torch_geometric.nn import GCN2Conv
 
 from graphbench.modules.activations import make_activation
 from graphbench.modules.layers.contract import Layer
-from graphbench.run.errors import ArgumentError
+from graphbench.vocabulary.errors import ArgumentError
 
 
 class GCNIILayer(Layer):

@@ -11,7 +11,7 @@ from graphbench.modules.layers.contract import Layer
 from graphbench.modules.layers.gatedgcn import GatedGCNLayer
 from graphbench.modules.layers.gine import GINELayer
 from graphbench.modules.norms import NodeNorm
-from graphbench.run.errors import ArgumentError
+from graphbench.vocabulary.errors import ArgumentError
 
 LOCAL_MODELS: tuple[str, ...] = ("gine", "gatedgcn")
 

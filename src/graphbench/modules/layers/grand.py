@@ -11,7 +11,7 @@ from torch_geometric.nn.dense.linear import Linear as PyGLinear
 
 from graphbench.modules.layers.contract import Layer, gcn_product
 from graphbench.modules.propagation import EdgePlan
-from graphbench.run.errors import ArgumentError
+from graphbench.vocabulary.errors import ArgumentError
 
 
 def drop_node(x: Tensor, rate: float, training: bool) -> Tensor:

@@ -12,7 +12,7 @@ import torch
 
 from graphbench.data.datamodules import GraphLevelDataModule
 from graphbench.data.sources.graph.aqsol import AQSOL
-from graphbench.run.errors import DataError
+from graphbench.vocabulary.errors import DataError
 from tests.data._datamodules import graph_level
 
 

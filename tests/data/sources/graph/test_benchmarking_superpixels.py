@@ -11,7 +11,7 @@ import torch
 
 from graphbench.data.datamodules import GraphLevelDataModule
 from graphbench.data.sources.graph.benchmarking_superpixels import BenchmarkingSuperpixels
-from graphbench.run.errors import ConfigError, DataError
+from graphbench.vocabulary.errors import ConfigError, DataError
 from tests.data._datamodules import graph_level
 
 

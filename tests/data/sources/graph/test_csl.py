@@ -10,7 +10,7 @@ import torch
 
 from graphbench.data.datamodules import GraphLevelDataModule
 from graphbench.data.sources.graph.csl import CSL, CSL_SKIPS, csl_edge_index, generate_csl
-from graphbench.run.errors import ConfigError, DataError
+from graphbench.vocabulary.errors import ConfigError, DataError
 from tests.conftest import real_data_root
 from tests.data._datamodules import graph_level
 

@@ -8,7 +8,7 @@ import torch
 
 from graphbench.data.datamodules import GraphLevelDataModule
 from graphbench.data.sources.graph.cycles import Cycles, generate_cycles, tree_graph, unicyclic_graph
-from graphbench.run.errors import ConfigError
+from graphbench.vocabulary.errors import ConfigError
 from tests.data._datamodules import graph_level
 
 

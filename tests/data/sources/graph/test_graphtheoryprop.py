@@ -11,7 +11,7 @@ import torch
 
 from graphbench.data.datamodules import GraphLevelDataModule
 from graphbench.data.sources.graph import graphtheoryprop as gtp
-from graphbench.run.errors import ConfigError
+from graphbench.vocabulary.errors import ConfigError
 from tests.data._datamodules import graph_level
 
 

@@ -13,7 +13,7 @@ from ogb.utils import smiles2graph
 
 from graphbench.data.datamodules import GraphLevelDataModule
 from graphbench.data.sources.graph.ogbg import OGBGraphProperty
-from graphbench.run.errors import ConfigError, DataError
+from graphbench.vocabulary.errors import ConfigError, DataError
 from tests.data._datamodules import graph_level
 
 SMILES = ["CCO", "c1ccccc1", "CC(=O)O", "N#N", "OCC(O)CO"]

@@ -22,7 +22,7 @@ from graphbench.data.sources.graph.peptides import (
     read_split,
 )
 from graphbench.data.sources.molecules import featurize_smiles
-from graphbench.run.errors import DataError
+from graphbench.vocabulary.errors import DataError
 from tests.conftest import real_data_root
 from tests.data._datamodules import graph_level
 

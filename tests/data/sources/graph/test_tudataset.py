@@ -13,7 +13,7 @@ import torch
 
 from graphbench.data.datamodules import GraphLevelDataModule
 from graphbench.data.sources.graph.tudataset import TUDataset
-from graphbench.run.errors import ConfigError, DataError
+from graphbench.vocabulary.errors import ConfigError, DataError
 from tests.conftest import real_data_root
 from tests.data._datamodules import graph_level
 

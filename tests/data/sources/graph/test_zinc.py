@@ -11,7 +11,7 @@ import torch
 
 from graphbench.data.datamodules import GraphLevelDataModule
 from graphbench.data.sources.graph.zinc import ZINC
-from graphbench.run.errors import DataError
+from graphbench.vocabulary.errors import DataError
 from tests.data._datamodules import graph_level
 
 SIZES = {"train": 6, "val": 3, "test": 3}

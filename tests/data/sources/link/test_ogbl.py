@@ -14,7 +14,7 @@ from graphbench.data.datamodules import LinkLevelDataModule
 from graphbench.data.io.raw_root import RawRoot
 from graphbench.data.samplers import FullBatch
 from graphbench.data.sources.link.ogbl import OGBLinkProperty, read_ogbl
-from graphbench.run.errors import DataError
+from graphbench.vocabulary.errors import DataError
 from tests.data.sources.link.link_fixtures import write_ogbl_collab
 
 COMMON: dict[str, Any] = dict(task_type="binary", higher_is_better=True, split="official")

@@ -14,7 +14,7 @@ from graphbench.data.datamodules import LinkLevelDataModule
 from graphbench.data.io.raw_files import RawFile
 from graphbench.data.sources.link import pcqm_contact
 from graphbench.data.sources.link.pcqm_contact import PCQMContact, shuffle_split
-from graphbench.run.errors import DataError
+from graphbench.vocabulary.errors import DataError
 from tests.data.sources.link.link_fixtures import write_pcqm_contact
 
 COMMON: dict[str, Any] = dict(task_type="binary", higher_is_better=True, split="official")

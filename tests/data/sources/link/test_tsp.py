@@ -12,7 +12,7 @@ import torch
 from graphbench.build.data import datamodule_from_keys
 from graphbench.data.datamodules import LinkLevelDataModule
 from graphbench.data.sources.link.tsp import TSP
-from graphbench.run.errors import DataError
+from graphbench.vocabulary.errors import DataError
 from tests.data.sources.link.link_fixtures import write_tsp
 
 COMMON: dict[str, Any] = dict(task_type="binary", higher_is_better=True, split="official")

@@ -11,7 +11,7 @@ import torch
 from graphbench.data.datamodules import NodeLevelDataModule
 from graphbench.data.io.raw_root import RawRoot
 from graphbench.data.sources.node.geom_gcn import GEOM_GCN_DATASETS, GeomGCN, read_geom_gcn
-from graphbench.run.errors import ConfigError, DataError
+from graphbench.vocabulary.errors import ConfigError, DataError
 from tests.conftest import real_data_root
 from tests.data.sources.node.one_graph import one_graph_datamodule
 

@@ -13,7 +13,7 @@ from torch import nn
 from graphbench.data.datamodules import NodeLevelDataModule
 from graphbench.data.sources.node.lrgb_superpixels import COCO_CATEGORY_IDS, LRGBSuperpixels
 from graphbench.modules.task_module import GraphTaskModule
-from graphbench.run.errors import DataError
+from graphbench.vocabulary.errors import DataError
 from tests.data._datamodules import node_level
 
 SIZES = {"train": 4, "val": 2, "test": 2}

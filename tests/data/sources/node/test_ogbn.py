@@ -16,7 +16,7 @@ from graphbench.data.info import DatasetInfo, FeatureSpec
 from graphbench.data.io.raw_root import RawRoot
 from graphbench.data.sources.node.ogbn import OGBN_DATASETS, OGBNodeProperty, aggregate_edge_features, read_ogbn
 from graphbench.metrics.registry import make_metric
-from graphbench.run.errors import ConfigError, DataError
+from graphbench.vocabulary.errors import ConfigError, DataError
 from tests.data.sources.node.one_graph import one_graph_datamodule
 
 # 5 nodes, 4 raw edges (one self-loop-free path plus a chord); node 4 has no edge

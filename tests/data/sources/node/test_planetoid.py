@@ -13,7 +13,7 @@ from graphbench.data.datamodules import NodeLevelDataModule
 from graphbench.data.io.raw_root import RawRoot
 from graphbench.data.io.safe_load import load_planetoid_pickle
 from graphbench.data.sources.node.planetoid import Planetoid, read_planetoid
-from graphbench.run.errors import ConfigError, DataError
+from graphbench.vocabulary.errors import ConfigError, DataError
 from tests.conftest import real_data_root
 from tests.data.sources.node.one_graph import one_graph_datamodule
 from tests.data.sources.node.planetoid_fixture import write_planetoid

@@ -13,7 +13,7 @@ import torch
 
 from graphbench.data.io.raw_root import RawRoot
 from graphbench.data.sources.node.saint_sets import Flickr, Reddit, read_flickr, read_reddit
-from graphbench.run.errors import DataError
+from graphbench.vocabulary.errors import DataError
 from tests.data.sources.node.one_graph import one_graph_datamodule
 
 # an undirected 5-node graph: 0-1, 0-2, 1-2, 3-4

@@ -11,7 +11,7 @@ from torch_geometric.utils import is_undirected
 
 from graphbench.data.sources.node.sbm_large import SBMLarge, balanced_classes, sample_sbm_edges
 from graphbench.data.sources.node.syn_homophily import edge_homophily
-from graphbench.run.errors import ConfigError
+from graphbench.vocabulary.errors import ConfigError
 from tests.data.sources.node.one_graph import one_graph_datamodule
 
 

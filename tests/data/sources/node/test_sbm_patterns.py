@@ -9,7 +9,7 @@ import torch
 
 from graphbench.data.datamodules import NodeLevelDataModule
 from graphbench.data.sources.node.sbm_patterns import SBMPatterns, block_model, cluster_graph, pattern_graph
-from graphbench.run.errors import ConfigError
+from graphbench.vocabulary.errors import ConfigError
 from tests.data._datamodules import node_level
 
 PATTERN = dict(kind="pattern", num_communities=5, p=0.5, q=0.35, num_patterns=2, graphs_per_pattern=[4, 2, 2])

@@ -15,7 +15,7 @@ from graphbench.data.io.raw_files import md5sum
 from graphbench.data.io.raw_root import RawRoot
 from graphbench.data.sources.node import syn_cora
 from graphbench.data.sources.node.syn_cora import SynCora, read_h2gcn_npz
-from graphbench.run.errors import ConfigError, DataError
+from graphbench.vocabulary.errors import ConfigError, DataError
 from tests.conftest import real_data_root
 from tests.paths import REPO
 

@@ -9,7 +9,7 @@ import torch
 
 from graphbench.data.datamodules import NodeLevelDataModule
 from graphbench.data.sources.node.syn_homophily import SynHomophily, edge_homophily
-from graphbench.run.errors import ConfigError, DataError
+from graphbench.vocabulary.errors import ConfigError, DataError
 from tests.conftest import real_data_root
 from tests.data.sources.node.one_graph import one_graph_datamodule
 from tests.data.sources.node.planetoid_fixture import write_planetoid

@@ -10,7 +10,7 @@ import torch
 
 from graphbench.data.datamodules import NodeLevelDataModule
 from graphbench.data.sources.node.wikics import WikiCS
-from graphbench.run.errors import ConfigError, DataError
+from graphbench.vocabulary.errors import ConfigError, DataError
 from tests.data.sources.node.one_graph import one_graph_datamodule
 
 

@@ -22,8 +22,8 @@ from graphbench.data.io.safe_load import load_tensor_pickle
 from graphbench.data.sources.base import Source
 from graphbench.data.store.collate import collate
 from graphbench.data.store.graph_store import GraphStore
-from graphbench.run.errors import DataError
-from graphbench.run.record import SPLITS
+from graphbench.vocabulary.errors import DataError
+from graphbench.vocabulary.splits import SPLITS
 
 AQSOL_ARCHIVE = Archive("https://www.dropbox.com/s/lzu9lmukwov12kt/aqsol_graph_raw.zip?dl=1", "asqol_graph_raw/", "AQSOL/raw")
 AQSOL_FILES = [RawFile(f"AQSOL/raw/{split}.pickle") for split in SPLITS]

@@ -22,8 +22,8 @@ from graphbench.data.io.safe_load import load_torch_file
 from graphbench.data.sources.base import Source
 from graphbench.data.store.collate import collate
 from graphbench.data.store.graph_store import GraphStore
-from graphbench.run.errors import ArgumentError, DataError
-from graphbench.run.record import SPLITS
+from graphbench.vocabulary.errors import ArgumentError, DataError
+from graphbench.vocabulary.splits import SPLITS
 
 ROOT_URL = "https://data.pyg.org/datasets/benchmarking-gnns"
 #: name -> channels of 'x' (grey / RGB); node features are [x, pos]

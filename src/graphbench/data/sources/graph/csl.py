@@ -20,8 +20,8 @@ from graphbench.data.sources.base import Source
 from graphbench.data.splits import check_split_index, fold_from_index_files
 from graphbench.data.store.collate import collate
 from graphbench.data.store.graph_store import GraphStore
-from graphbench.run.errors import ArgumentError
-from graphbench.run.record import SPLITS
+from graphbench.vocabulary.errors import ArgumentError
+from graphbench.vocabulary.splits import SPLITS
 
 NUM_FOLDS = 5
 CSL_SKIPS = (2, 3, 4, 5, 6, 9, 11, 12, 13, 16)

@@ -13,8 +13,8 @@ from graphbench.data.io.raw_root import RawRoot
 from graphbench.data.sources.base import Source
 from graphbench.data.store.collate import collate
 from graphbench.data.store.graph_store import GraphStore
-from graphbench.run.errors import ConfigError
-from graphbench.run.record import SPLITS
+from graphbench.vocabulary.errors import ConfigError
+from graphbench.vocabulary.splits import SPLITS
 
 
 def _tree_distances(parent: np.ndarray, source: int) -> np.ndarray:

@@ -29,8 +29,8 @@ from graphbench.data.io.raw_root import RawRoot
 from graphbench.data.sources.base import Source
 from graphbench.data.store.collate import collate
 from graphbench.data.store.graph_store import GraphStore
-from graphbench.run.errors import ArgumentError
-from graphbench.run.record import SPLITS
+from graphbench.vocabulary.errors import ArgumentError
+from graphbench.vocabulary.splits import SPLITS
 
 TARGETS = ("is_connected", "diameter", "spectral_radius")
 

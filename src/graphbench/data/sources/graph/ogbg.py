@@ -28,8 +28,8 @@ from graphbench.data.io.raw_root import RawRoot
 from graphbench.data.sources.base import Source
 from graphbench.data.sources.molecules import featurize_smiles
 from graphbench.data.store.graph_store import GraphStore
-from graphbench.run.errors import ArgumentError, DataError
-from graphbench.run.record import SPLITS
+from graphbench.vocabulary.errors import ArgumentError, DataError
+from graphbench.vocabulary.splits import SPLITS
 
 #: OGB name -> (download name in OGB's master.csv, number of tasks)
 OGB_MOL_DATASETS: dict[str, tuple[str, int]] = {"ogbg-molhiv": ("hiv", 1), "ogbg-molpcba": ("pcba", 128)}

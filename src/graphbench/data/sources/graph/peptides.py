@@ -25,8 +25,8 @@ from graphbench.data.sources.base import Source
 from graphbench.data.sources.molecules import as_float_labels, featurize_smiles
 from graphbench.data.splits import as_index_array
 from graphbench.data.store.graph_store import GraphStore
-from graphbench.run.errors import DataError
-from graphbench.run.record import SPLITS
+from graphbench.vocabulary.errors import DataError
+from graphbench.vocabulary.splits import SPLITS
 
 PEPTIDES_FUNC_FILES = [
     RawFile(

@@ -28,8 +28,8 @@ from graphbench.data.sources.base import Source
 from graphbench.data.splits import check_split_index, fold_from_index_files, stratified_cv_fold
 from graphbench.data.store.collate import collate_concatenated
 from graphbench.data.store.graph_store import GraphStore
-from graphbench.run.errors import DataError
-from graphbench.run.record import SPLITS
+from graphbench.vocabulary.errors import DataError
+from graphbench.vocabulary.splits import SPLITS
 
 NUM_FOLDS = 10
 TU_URL = "https://www.chrsmrrs.com/graphkerneldatasets/{}.zip"

@@ -24,8 +24,8 @@ from graphbench.data.sources.base import Source
 from graphbench.data.splits import read_index_folds
 from graphbench.data.store.collate import collate
 from graphbench.data.store.graph_store import GraphStore
-from graphbench.run.errors import DataError
-from graphbench.run.record import SPLITS
+from graphbench.vocabulary.errors import DataError
+from graphbench.vocabulary.splits import SPLITS
 
 ZINC_ARCHIVE = Archive("https://www.dropbox.com/s/feo9qle74kg48gy/molecules.zip?dl=1", "molecules/", "ZINC/raw")
 ZINC_INDEX_URL = "https://raw.githubusercontent.com/graphdeeplearning/benchmarking-gnns/master/data/molecules/{}.index"

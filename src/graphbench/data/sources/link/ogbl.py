@@ -17,8 +17,8 @@ from graphbench.data.io.raw_root import RawRoot
 from graphbench.data.io.safe_load import load_torch_file, numpy_safe_globals
 from graphbench.data.sources.base import Source
 from graphbench.data.store.graph_store import GraphStore
-from graphbench.run.errors import ArgumentError, DataError
-from graphbench.run.record import SPLITS
+from graphbench.vocabulary.errors import ArgumentError, DataError
+from graphbench.vocabulary.splits import SPLITS
 
 #: OGB dataset -> (folder, split type, extra edge files): the rows of ogb/linkproppred/master.csv used here
 OGBL_DATASETS: dict[str, tuple[str, str, tuple[str, ...]]] = {

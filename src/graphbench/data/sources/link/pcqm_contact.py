@@ -18,8 +18,8 @@ from graphbench.data.io.raw_files import RawFile
 from graphbench.data.io.raw_root import RawRoot
 from graphbench.data.sources.base import Source
 from graphbench.data.store.graph_store import GraphStore
-from graphbench.run.errors import DataError
 from graphbench.run.processes import map_chunks, usable_cores
+from graphbench.vocabulary.errors import DataError
 
 PCQM_CONTACT_FILES = [
     RawFile(

@@ -15,8 +15,8 @@ from graphbench.data.io.raw_root import RawRoot
 from graphbench.data.io.safe_load import load_torch_file
 from graphbench.data.sources.base import Source
 from graphbench.data.store.graph_store import GraphStore
-from graphbench.run.errors import DataError
-from graphbench.run.record import SPLITS
+from graphbench.vocabulary.errors import DataError
+from graphbench.vocabulary.splits import SPLITS
 
 #: no direct URL: PyG ships it inside https://data.pyg.org/datasets/benchmarking-gnns/TSP_v2.zip
 TSP_FILES = [RawFile("TSP/raw/TSP_v2.pt")]

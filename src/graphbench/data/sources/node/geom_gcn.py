@@ -15,7 +15,7 @@ from torch_geometric.utils import coalesce
 from graphbench.data.io.raw_files import RawFile
 from graphbench.data.io.raw_root import RawRoot
 from graphbench.data.sources.base import OneGraphNodeSource
-from graphbench.run.errors import DataError
+from graphbench.vocabulary.errors import DataError
 
 NUM_GEOM_GCN_SPLITS = 10
 _URL = "https://raw.githubusercontent.com/graphdml-uiuc-jlu/geom-gcn/master"

@@ -26,8 +26,8 @@ from graphbench.data.io.safe_load import load_tensor_pickle
 from graphbench.data.sources.base import Source
 from graphbench.data.store.collate import collate, node_split_masks
 from graphbench.data.store.graph_store import GraphStore
-from graphbench.run.errors import ArgumentError, DataError
-from graphbench.run.record import SPLITS
+from graphbench.vocabulary.errors import ArgumentError, DataError
+from graphbench.vocabulary.splits import SPLITS
 
 #: COCO category ids (0 = background) that occur; LRGB maps them to 0..80 in this order
 COCO_CATEGORY_IDS = tuple(i for i in range(91) if i not in {12, 26, 29, 30, 45, 66, 68, 69, 71, 83})

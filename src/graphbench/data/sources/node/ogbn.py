@@ -43,8 +43,8 @@ from graphbench.data.io.raw_files import RawFile
 from graphbench.data.io.raw_root import RawRoot
 from graphbench.data.sources.base import OneGraphNodeSource
 from graphbench.data.store.graph_store import GraphStore
-from graphbench.run.errors import ArgumentError, DataError
-from graphbench.run.record import SPLITS
+from graphbench.vocabulary.errors import ArgumentError, DataError
+from graphbench.vocabulary.splits import SPLITS
 
 
 @dataclass(frozen=True)

@@ -13,7 +13,7 @@ from graphbench.data.io.raw_files import RawFile
 from graphbench.data.io.raw_root import RawRoot
 from graphbench.data.io.safe_load import load_planetoid_pickle
 from graphbench.data.sources.base import OneGraphNodeSource
-from graphbench.run.errors import DataError
+from graphbench.vocabulary.errors import DataError
 
 PLANETOID_NAMES: dict[str, str] = {"cora": "Cora", "citeseer": "CiteSeer", "pubmed": "PubMed"}
 PLANETOID_PARTS: tuple[str, ...] = ("x", "tx", "allx", "y", "ty", "ally", "graph", "test.index")

@@ -36,7 +36,7 @@ from graphbench.data.io.archives import Archive
 from graphbench.data.io.raw_files import RawFile
 from graphbench.data.io.raw_root import RawRoot
 from graphbench.data.sources.base import OneGraphNodeSource
-from graphbench.run.errors import DataError
+from graphbench.vocabulary.errors import DataError
 
 _GOOGLE = "https://drive.usercontent.google.com/download?id={}&confirm=t"
 #: the Google Drive ids of GraphSAINT's Flickr files, as in ``torch_geometric.datasets.Flickr``

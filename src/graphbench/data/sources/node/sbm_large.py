@@ -37,7 +37,7 @@ from graphbench.data.io.raw_root import RawRoot
 from graphbench.data.sources.base import OneGraphNodeSource
 from graphbench.data.sources.node.syn_homophily import edge_homophily
 from graphbench.data.store.graph_store import GraphStore
-from graphbench.run.errors import ArgumentError, DataError
+from graphbench.vocabulary.errors import ArgumentError, DataError
 
 #: draws beyond which a generator that still lacks distinct pairs gives up (the graph is too dense)
 MAX_ROUNDS = 30

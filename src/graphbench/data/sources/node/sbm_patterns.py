@@ -14,8 +14,8 @@ from graphbench.data.io.raw_root import RawRoot
 from graphbench.data.sources.base import Source
 from graphbench.data.store.collate import collate
 from graphbench.data.store.graph_store import GraphStore
-from graphbench.run.errors import ArgumentError, ConfigError
-from graphbench.run.record import SPLITS
+from graphbench.vocabulary.errors import ArgumentError, ConfigError
+from graphbench.vocabulary.splits import SPLITS
 
 
 def block_model(communities: np.ndarray, p: float, q: float, rng: np.random.Generator) -> np.ndarray:

@@ -17,7 +17,7 @@ from graphbench.data.io.raw_files import RawFile
 from graphbench.data.io.raw_root import RawRoot
 from graphbench.data.sources.base import OneGraphNodeSource
 from graphbench.data.splits import stratified_split_masks
-from graphbench.run.errors import ArgumentError, DataError
+from graphbench.vocabulary.errors import ArgumentError, DataError
 
 #: the homophily levels of the graphs the study used -> MD5 of ``syn-cora/h<h>-r1.npz`` (the files
 #: redistributed with the NCMemo code, ``SBM/syn-cora/``)

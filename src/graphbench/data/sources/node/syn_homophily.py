@@ -13,7 +13,7 @@ from torch_geometric.data import Data
 from graphbench.data.io.raw_root import RawRoot
 from graphbench.data.sources.base import OneGraphNodeSource
 from graphbench.data.sources.node.planetoid import PLANETOID_NAMES, read_planetoid
-from graphbench.run.errors import ArgumentError, ConfigError, DataError
+from graphbench.vocabulary.errors import ArgumentError, ConfigError, DataError
 
 
 def edge_homophily(edge_index: Tensor, y: Tensor) -> float:

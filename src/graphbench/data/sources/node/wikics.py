@@ -13,7 +13,7 @@ from torch_geometric.utils import coalesce, to_undirected
 from graphbench.data.io.raw_files import RawFile
 from graphbench.data.io.raw_root import RawRoot
 from graphbench.data.sources.base import OneGraphNodeSource
-from graphbench.run.errors import DataError
+from graphbench.vocabulary.errors import DataError
 
 NUM_WIKICS_SPLITS = 20
 WIKICS_FILES = [RawFile("WikiCS/raw/data.json", url="https://github.com/pmernyei/wiki-cs-dataset/raw/master/dataset/data.json")]

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from graphbench.run.errors import ArgumentError, ConfigError, DataError, Diverged, GraphbenchError
+from graphbench.vocabulary.errors import ArgumentError, ConfigError, DataError, Diverged, GraphbenchError
 
 
 @pytest.mark.parametrize("error", [ConfigError, DataError])
