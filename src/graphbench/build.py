@@ -18,6 +18,7 @@ from lightning.pytorch.callbacks import Callback
 from lightning.pytorch.loggers.logger import Logger
 from omegaconf import DictConfig, OmegaConf
 from torch import nn
+from torch_geometric.transforms import BaseTransform
 
 from graphbench import speedups
 from graphbench.config.instantiate import METADATA_KEYS, build
@@ -38,11 +39,12 @@ from graphbench.transforms.dataset_transform import dataset_transform
 log = logging.getLogger(__name__)
 
 
-def build_datamodule(cfg: DictConfig) -> DataModule:
+def build_datamodule(cfg: DictConfig, first: BaseTransform | None = None) -> DataModule:
     """The DataModule of ``cfg.dataset``: its level's DataModule with the keys of its schema, its
     ``source`` node built as it is (:mod:`graphbench.data.datamodules.config`), the ``sampler`` group
-    (one-graph mini-batch sizes), and the graph transform and PE."""
-    pe_transform = dataset_transform(cfg)  # the graph transform (+transform=...), then the PE
+    (one-graph mini-batch sizes), and the graph transform and PE, after ``first`` where a task gives
+    one (the memorization task's largest connected component)."""
+    pe_transform = dataset_transform(cfg, first)  # first, the graph transform (+transform=...), then the PE
     return datamodule_from_config(cfg.dataset, sampler=build_sampler(cfg.get("sampler")), pe_transform=pe_transform)
 
 

@@ -10,10 +10,11 @@ from torch_geometric.transforms import BaseTransform, Compose
 from graphbench.config.instantiate import METADATA_KEYS, build
 
 
-def dataset_transform(cfg: DictConfig) -> BaseTransform | None:
-    """``cfg.transform`` then ``cfg.pe.transform`` (either may be absent), composed; ``None`` when neither
-    is set. The DataModule caches the result keyed by its ``repr``."""
-    transforms = []
+def dataset_transform(cfg: DictConfig, first: BaseTransform | None = None) -> BaseTransform | None:
+    """``first`` (a task's own, e.g. :class:`~torch_geometric.transforms.LargestConnectedComponents`),
+    ``cfg.transform`` then ``cfg.pe.transform`` (any may be absent), composed; ``None`` when none is
+    set. The DataModule caches the result keyed by its ``repr``."""
+    transforms = [first] if first is not None else []
     if cfg.get("transform"):
         transforms.append(build(cfg.transform, "transform", METADATA_KEYS))
     if cfg.pe.get("transform"):
