@@ -136,3 +136,73 @@ def test_a_concat_pe_is_concatenated_to_a_narrower_feature_embedding() -> None:
     first.register_forward_pre_hook(lambda module, args: seen.append(args[0]))
     net(batch)
     torch.testing.assert_close(seen[0], h0)
+
+
+def gin_every_layer_network(hidden_dim: int, info: DatasetInfo) -> GraphNetwork:
+    from torch_geometric.nn import global_add_pool
+
+    from graphbench.modules.layers import GINLayer
+
+    net = GraphNetwork(
+        info=info,
+        layer=partial(GINLayer, mlp_batch_norm=True),
+        head=partial(MLPHead, num_layers=1),
+        norm=partial(NodeNorm, kind="batchnorm"),
+        hidden_dim=hidden_dim,
+        num_layers=4,
+        pooling="add",
+        readout_layers="all",
+    )
+    assert net.pool is global_add_pool
+    return net
+
+
+def test_every_layer_readout_sums_a_linear_prediction_of_each_pooled_embedding() -> None:
+    """readout_layers=all: y = sum_l head_l(pool(h^(l))), l = 0..L (Benchmarking GNNs' gin_net.py).
+    With identity layers and heads and no norm, h^(l) = A_hat^l x on a path; sum pooling adds the nodes."""
+    from graphbench.modules.layers import GINLayer
+    from tests.modules._graphs import PATH_EDGES, PATH_X, neighbour_sum, set_identity
+
+    info = DatasetInfo("toy", "graph", "multiclass", 2, "accuracy", True, FeatureSpec("dense", dim=2), None)
+    net = network(
+        GINLayer,
+        info=info,
+        hidden_dim=2,
+        num_layers=2,
+        norm=partial(NodeNorm, kind="none"),
+        head=partial(MLPHead, num_layers=1),
+        residual=False,
+        pooling="add",
+        readout_layers="all",
+    )
+    assert len(net.layer_heads) == 2
+    for linear in [net.node_encoder, net.head.mlp[0], *(head.mlp[0] for head in net.layer_heads)]:
+        set_identity(linear)
+    for layer in net.layers:
+        set_identity(layer.conv.nn[0])
+        set_identity(layer.conv.nn[2])
+    graph = Data(x=PATH_X, edge_index=PATH_EDGES)
+    h1 = PATH_X + neighbour_sum(PATH_X, PATH_EDGES)  # [[11, 1], [111, 3], [1110, 6], [1100, 5]]
+    h2 = h1 + neighbour_sum(h1, PATH_EDGES)
+    expected = (PATH_X.sum(0) + h1.sum(0) + h2.sum(0)).unsqueeze(0)
+    assert torch.equal(net(graph), expected)
+    assert torch.equal(expected, torch.tensor([[1111.0 + 2332.0 + 5885.0, 6.0 + 15.0 + 39.0]]))
+    set_identity(net.head.mlp[0], scale=0.0)  # the input embedding's prediction is one of the terms
+    assert torch.equal(net(graph), (h1.sum(0) + h2.sum(0)).unsqueeze(0))
+
+
+def test_every_layer_readout_counts_the_source_gin_parameters() -> None:
+    """Benchmarking GNNs' GINNet on ENZYMES (18 attributes, 6 classes) at its width 110: embedding 18*110+110,
+    per layer two Linear(110, 110), two BatchNorms and epsilon, and five Linear(110, 6) predictions."""
+    info = DatasetInfo("enzymes", "graph", "multiclass", 6, "accuracy", True, FeatureSpec("dense", dim=18), None)
+    net = gin_every_layer_network(110, info)
+    per_layer = 2 * (110 * 110 + 110) + 2 * 2 * 110 + 1
+    assert count_parameters(net) == (18 * 110 + 110) + 4 * per_layer + 5 * (110 * 6 + 6) == 104_864
+
+
+def test_every_layer_readout_refuses_a_model_without_a_head_per_layer() -> None:
+    info = DatasetInfo("toy", "node", "multiclass", 3, "accuracy", True, FeatureSpec("dense", dim=5), None)
+    with pytest.raises(ValueError, match="readout_layers=all"):
+        network(GCNLayer, info=info, norm=partial(NodeNorm, kind="none"), last_layer_outputs=True, readout_layers="all")
+    with pytest.raises(ValueError, match="valid"):
+        network(GCNLayer, readout_layers="first")

@@ -63,3 +63,60 @@ def test_the_task_wires_the_node_sets_to_the_two_models_and_scores_every_node(
     assert metrics["memorization/mean_candidate"] == pytest.approx(0.8)
     assert metrics["memorization/mean_independent"] == pytest.approx(-0.8)
     assert metrics["lds/candidate_not_memorized"] is None  # every candidate is memorized
+
+
+def write_two_components(root: Path, sizes: tuple[int, int]) -> dict:
+    """Texas's raw layout with its edges replaced by two paths: nodes 0..a-1 and a..a+b-1."""
+    written = write_geom_gcn(root, "texas", num_nodes=sum(sizes))
+    a = sizes[0]
+    path_edges = [(i, i + 1) for i in range(a - 1)] + [(i, i + 1) for i in range(a, sum(sizes) - 1)]
+    (root / "WebKB" / "texas" / "raw" / "out1_graph_edges.txt").write_text(
+        "node_id\tnode_id\n" + "".join(f"{u}\t{v}\n" for u, v in path_edges)
+    )
+    return written
+
+
+@pytest.mark.parametrize(
+    ("overrides", "kept"),
+    [
+        ([], 50),  # auto on a real dataset: the largest connected component, as the study's real-world code
+        (["+dataset.synthetic=true"], 65),  # auto on a synthetic one (syn-cora): the whole graph
+        (["task.graph=whole"], 65),
+        (["+dataset.synthetic=true", "task.graph=largest_component"], 50),
+    ],
+)
+def test_the_protocol_runs_on_the_largest_connected_component_of_a_real_graph(
+    tmp_path: Path,
+    compose_cfg: Callable[..., DictConfig],
+    monkeypatch: pytest.MonkeyPatch,
+    overrides: list[str],
+    kept: int,
+) -> None:
+    """Two components, the paths 0 - 1 - ... - 49 and 50 - ... - 64: the largest is the first, induced, its
+    nodes in their order; every node set and every model sees that graph alone."""
+    seen: list = []
+
+    def train_on_nodes(cfg, train_mask, val_mask, seed, run_dir, datamodule, checkpoint):
+        graph = datamodule.graph
+        seen.append((graph.num_nodes, graph.edge_index.clone(), graph.x.clone(), graph.y.clone(), train_mask.numel()))
+        return torch.full((graph.num_nodes, 5), 0.2)
+
+    monkeypatch.setattr(memorization, "train_on_nodes", train_on_nodes)
+    written = write_two_components(tmp_path / "data", (50, 15))
+    cfg = compose_cfg([*TINY, f"paths.data_dir={tmp_path / 'data'}", *overrides])
+    record = run_memorization(cfg, num_seeds=1, plots=False, graph=cfg.task.graph)
+    assert record.status == "completed" and len(seen) == 2
+    for num_nodes, edge_index, x, y, mask_size in seen:
+        assert num_nodes == mask_size == kept
+        path = [(i, i + 1) for i in range(kept - 1) if i != 49]  # 49 - 50 is no edge
+        assert set(map(tuple, edge_index.t().tolist())) == set(path)  # as written: Geom-GCN edges are directed
+        features = torch.from_numpy(written["features"][:kept])
+        torch.testing.assert_close(x, features / features.sum(dim=1, keepdim=True))  # texas: row-normalized
+        assert torch.equal(y.view(-1), torch.from_numpy(written["labels"][:kept]))
+    with (tmp_path / "run" / CSV_FILENAME).open() as handle:
+        assert {int(row["node"]) for row in csv.DictReader(handle)} <= set(range(kept))
+
+
+def test_an_unknown_graph_is_refused() -> None:
+    with pytest.raises(ConfigError, match=r"^task.graph='lcc' is not valid; valid: \['auto', 'largest_component', 'whole'\]$"):
+        run_memorization(OmegaConf.create({"dataset": {}}), graph="lcc")

@@ -16,6 +16,7 @@ import torch
 from lightning.pytorch.callbacks import ModelCheckpoint
 from omegaconf import DictConfig
 from torch import Tensor
+from torch_geometric.transforms import LargestConnectedComponents
 
 from graphbench.build.data import build_datamodule
 from graphbench.build.model import network_builder, network_width
@@ -33,9 +34,12 @@ BEST_CHECKPOINT: str = "best.ckpt"
 #: which weights predict: the best-validation epoch's, or the last epoch's
 
 
-def node_datamodule(cfg: DictConfig) -> NodeLevelDataModule:
-    """The set-up DataModule of ``cfg.dataset``, which must be one graph whose nodes carry classes."""
-    datamodule = build_datamodule(cfg)
+def node_datamodule(cfg: DictConfig, largest_component: bool = False) -> NodeLevelDataModule:
+    """The set-up DataModule of ``cfg.dataset``, which must be one graph whose nodes carry classes;
+    with ``largest_component`` the graph is its largest connected component (PyG's
+    :class:`~torch_geometric.transforms.LargestConnectedComponents`: the induced subgraph, nodes in
+    their original order), before any other transform."""
+    datamodule = build_datamodule(cfg, LargestConnectedComponents() if largest_component else None)
     if not isinstance(datamodule, NodeLevelDataModule) or not datamodule.source.one_graph:
         raise ConfigError(
             f"dataset={cfg.dataset.name} is not a one-graph node-level dataset; training on node subsets needs one "

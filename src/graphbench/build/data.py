@@ -155,12 +155,13 @@ def datamodule_from_config(
     return datamodule_from_keys(cls, source, keys, sampler=sampler, pe_transform=pe_transform)
 
 
-def build_datamodule(cfg: DictConfig) -> DataModule:
+def build_datamodule(cfg: DictConfig, first: BaseTransform | None = None) -> DataModule:
     """The DataModule of ``cfg.dataset``: its level's DataModule with the keys of its schema, its
     ``source`` node built as it is (:func:`datamodule_from_config`), the ``sampler`` group
     (:func:`build_sampler`: one-graph mini-batch sizes), and the graph transform and PE
-    (:func:`dataset_transform`)."""
-    pe_transform = dataset_transform(cfg)  # the graph transform (+transform=...), then the PE
+    (:func:`dataset_transform`), after ``first`` where a task gives one (the memorization task's
+    largest connected component)."""
+    pe_transform = dataset_transform(cfg, first)  # first, the graph transform (+transform=...), then the PE
     return datamodule_from_config(cfg.dataset, sampler=build_sampler(cfg.get("sampler")), pe_transform=pe_transform)
 
 
@@ -177,12 +178,13 @@ def build_sampler(node: DictConfig | None) -> Sampler | None:
     return sampler
 
 
-def dataset_transform(cfg: DictConfig) -> BaseTransform | None:
-    """The transform a DataModule applies once to its data and caches (keyed by its ``repr``): the graph
+def dataset_transform(cfg: DictConfig, first: BaseTransform | None = None) -> BaseTransform | None:
+    """The transform a DataModule applies once to its data and caches (keyed by its ``repr``): ``first``
+    (a task's own, e.g. :class:`~torch_geometric.transforms.LargestConnectedComponents`), the graph
     transform of ``cfg.transform`` (e.g. ``+transform=rewire_feature_similarity``), then the positional
-    encoding of ``cfg.pe.transform``, so that the encoding describes the transformed graph; either may
-    be absent, ``None`` when neither is set."""
-    transforms = []
+    encoding of ``cfg.pe.transform``, so that the encoding describes the transformed graph; any may be
+    absent, ``None`` when none is set."""
+    transforms = [first] if first is not None else []
     if cfg.get("transform"):
         transforms.append(build(cfg.transform, "transform", METADATA_KEYS))
     if cfg.pe.get("transform"):

@@ -24,6 +24,8 @@ LayerFactory = Callable[..., Layer]
 BLOCKS: tuple[str, ...] = ("full", "residual")
 #: when the network builds an edge encoder (see :class:`GraphNetwork`)
 EDGE_ENCODERS: tuple[str, ...] = ("auto", "always")
+#: which layers' embeddings the head reads (see :class:`GraphNetwork`)
+READOUT_LAYERS: tuple[str, ...] = ("last", "all")
 
 
 class GraphNetwork(nn.Module):
@@ -54,7 +56,10 @@ class GraphNetwork(nn.Module):
     :math:`h^{(0)}_i = [\mathrm{Enc}(x_i) \,\|\, \mathrm{PE}_i]`, the feature encoder then being
     ``hidden_dim - concat_dim`` wide.
     Graph-level tasks pool the node embeddings (``pooling``); node-level tasks do not. The ``head``
-    maps the result to ``info.num_outputs``. ``encode_inputs=False`` feeds raw dense features to the
+    maps the result to ``info.num_outputs``. ``readout_layers="all"`` gives every embedding, the
+    input embedding's included, a head of its own and sums their outputs,
+    :math:`\hat y = \sum_{l=0}^{L} \mathrm{head}_l(\mathrm{pool}(h^{(l)}))`: the readout of Xu et al.'s
+    GIN code (``models/graphcnn.py``) and of Benchmarking GNNs' ``gin_net.py`` (with ``head=linear``). ``encode_inputs=False`` feeds raw dense features to the
     first layer and ``last_layer_outputs=True`` makes the last layer the predictor (no head): together
     they express Kipf & Welling's (2017) two-layer GCN exactly.
     """
@@ -78,6 +83,7 @@ class GraphNetwork(nn.Module):
         last_layer_outputs: bool = False,
         block: str = "full",
         edge_encoder: str = "auto",
+        readout_layers: str = "last",
     ) -> None:
         super().__init__()
         if pooling not in POOLINGS:
@@ -88,6 +94,10 @@ class GraphNetwork(nn.Module):
             raise ArgumentError(f"num_layers={num_layers} must be >= 0")
         if edge_encoder not in EDGE_ENCODERS:
             raise ArgumentError(f"edge_encoder={edge_encoder!r} is not one of {list(EDGE_ENCODERS)}")
+        if readout_layers not in READOUT_LAYERS:
+            raise ArgumentError(f"readout_layers={readout_layers!r} is not one of {list(READOUT_LAYERS)}")
+        if readout_layers == "all" and (last_layer_outputs or info.level == "link"):
+            raise ArgumentError("readout_layers=all needs a head per layer: not with last_layer_outputs or a link task")
         self.level = info.level
         self.residual = residual
         self.pool = POOLINGS[pooling]
@@ -133,7 +143,12 @@ class GraphNetwork(nn.Module):
         self.input_dropout = nn.Dropout(input_dropout)  # on dense input features (Kipf & Welling 2017)
         self.act = make_activation(activation)
         self.dropout = nn.Dropout(dropout)
+        self.readout_layers = readout_layers
         self.head = None if last_layer_outputs else head(in_dim=hidden_dim, out_dim=info.num_outputs)
+        # readout_layers=all: self.head reads the input embedding h^(0), layer_heads[l-1] reads h^(l)
+        self.layer_heads = nn.ModuleList(
+            head(in_dim=hidden_dim, out_dim=info.num_outputs) for _ in range(num_layers if readout_layers == "all" else 0)
+        )
         self.plans = PlanMemo()
 
     def _block(self, h: Tensor, h_new: Tensor, norm: nn.Module, batch: Tensor | None, mask: Tensor | None) -> Tensor:
@@ -144,6 +159,12 @@ class GraphNetwork(nn.Module):
 
     def embed(self, data: Batch) -> Tensor:
         """Node embeddings after the message-passing stack."""
+        return self.embed_layers(data)[-1]
+
+    def embed_layers(self, data: Batch) -> list[Tensor]:
+        r"""Node embeddings :math:`[h^{(0)}, \dots, h^{(L)}]` of the input and of every block with
+        ``readout_layers="all"``; else the last one alone (the last layer's prediction with
+        ``last_layer_outputs``)."""
         batch = getattr(data, "batch", None)
         x = data.x
         h = self.node_encoder(self.input_dropout(x) if x.is_floating_point() else x)
@@ -168,6 +189,8 @@ class GraphNetwork(nn.Module):
             # checks cannot be traced
             make_plan = EdgePlan if torch.compiler.is_compiling() else self.plans.plan
             plan = make_plan(data.edge_index, h.size(0), edge_weight)
+        every = self.readout_layers == "all"
+        hidden = [h]
         for index, (layer, node_norm, edge_norm) in enumerate(zip(self.layers, self.node_norms, self.edge_norms)):
             extra: dict[str, object] = {"batch": batch} if layer.needs_batch else {}
             if layer.uses_plan:
@@ -176,31 +199,39 @@ class GraphNetwork(nn.Module):
                 extra["edge_weight"] = edge_weight
             h_new, e_new = layer(h, data.edge_index, e, **extra)
             if self.last_layer_outputs and index == len(self.layers) - 1:
-                return h_new  # the prediction itself: no norm, activation, dropout or residual
+                return [h_new]  # the prediction itself: no norm, activation, dropout or residual
             if layer.self_contained:  # it applied its own norms, residuals and dropout
                 h, e = h_new, e_new
-                continue
-            h = self._block(h, h_new, node_norm, batch, node_mask)
-            if layer.updates_edges:
-                e = self._block(e, e_new, edge_norm, edge_batch, edge_mask)
-        return h
+            else:
+                h = self._block(h, h_new, node_norm, batch, node_mask)
+                if layer.updates_edges:
+                    e = self._block(e, e_new, edge_norm, edge_batch, edge_mask)
+            hidden = [*hidden, h] if every else [h]
+        return hidden
 
     def forward(self, data: Batch) -> Tensor:
         """Graph level: head(pool(h)) per graph. Node level: head(h) per node. Link level: the node
         embeddings ``h`` themselves; the link task scores node pairs with ``self.head``."""
-        h = self.embed(data)
+        hidden = self.embed_layers(data)
         if self.level == "link":
-            return h
+            return hidden[-1]
         if self.level == "graph":
             batch = getattr(data, "batch", None)
             if batch is None:
-                batch = torch.zeros(h.size(0), dtype=torch.long, device=h.device)
+                batch = torch.zeros(hidden[-1].size(0), dtype=torch.long, device=hidden[-1].device)
                 num_graphs = 1
             else:
                 # the batch's own count, so that pooling need not read batch.max() back from the device
                 num_graphs = getattr(data, "num_graphs", None)
-            h = self.pool(h, batch, num_graphs)
-        return h if self.head is None else self.head(h)
+            hidden = [self.pool(h, batch, num_graphs) for h in hidden]
+        if self.head is None:
+            return hidden[-1]
+        if self.readout_layers == "last":
+            return self.head(hidden[-1])
+        out = self.head(hidden[0])
+        for layer_head, h in zip(self.layer_heads, hidden[1:]):
+            out = out + layer_head(h)
+        return out
 
 
 def count_parameters(module: nn.Module) -> int:

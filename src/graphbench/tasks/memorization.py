@@ -1,6 +1,12 @@
 """The ``memorization`` task (``python run.py task=memorization``): NCMemo's label-memorization
 score of every node, as :mod:`graphbench.analysis.memorization` defines it, from models trained on the
-shared + candidate and shared + independent node sets."""
+shared + candidate and shared + independent node sets.
+
+``graph`` says which graph the protocol runs on: ``largest_component``, the largest connected component
+(the study's real-world code, AdarshMJ/MemorizationinGNNs@335b56e ``RealWorld/getdataset.py``:
+``LargestConnectedComponents()`` before its ``RandomNodeSplit``), or ``whole``, the graph as the dataset
+gives it (its ``SBM/main_syncora.py`` on the syn-cora graphs). ``auto``, the default, is ``whole`` on a
+dataset whose config says ``synthetic: true`` and ``largest_component`` on any other."""
 
 from __future__ import annotations
 
@@ -38,6 +44,19 @@ from graphbench.vocabulary.errors import ConfigError
 
 log = logging.getLogger(__name__)
 
+#: ``task.graph``: the graph the protocol runs on (see the module docstring)
+GRAPHS: tuple[str, ...] = ("auto", "largest_component", "whole")
+
+
+def uses_largest_component(graph: str, dataset: DictConfig) -> bool:
+    """``task.graph`` resolved for ``dataset``: ``auto`` keeps a synthetic graph (``dataset.synthetic``)
+    whole and takes the largest connected component of any other."""
+    if graph not in GRAPHS:
+        raise ConfigError(f"task.graph={graph!r} is not valid; valid: {list(GRAPHS)}")
+    if graph == "auto":
+        return not bool(dataset.get("synthetic", False))
+    return graph == "largest_component"
+
 
 def run_memorization(
     cfg: DictConfig,
@@ -52,14 +71,15 @@ def run_memorization(
     plots: bool = True,
     subset_order: str = "shuffled",
     scored_seeds: str = "all",
+    graph: str = "auto",
     overrides: Sequence[str] = (),
 ) -> RunRecord:
     """The ``task=memorization`` entry point (``conf/task/memorization.yaml``); returns the run's record,
     which is also in ``<paths.output_dir>/results.json``. The node split is drawn with ``cfg.seed``; the
     models of replicate ``cfg.seed`` use the seeds ``cfg.seed * num_seeds + i``, ``i < num_seeds``.
     ``subset_order`` and ``scored_seeds`` choose between the paper's protocol and its code's
-    (:mod:`graphbench.analysis.memorization`). ``overrides``: Hydra's task overrides, recorded in the
-    run's provenance."""
+    (:mod:`graphbench.analysis.memorization`); ``graph`` the whole graph or its largest connected component
+    (module docstring). ``overrides``: Hydra's task overrides, recorded in the run's provenance."""
     if checkpoint not in CHECKPOINTS:
         raise ConfigError(f"task.checkpoint={checkpoint!r} is not valid; valid: {list(CHECKPOINTS)}")
     if subset_order not in SUBSET_ORDERS:
@@ -70,6 +90,7 @@ def run_memorization(
         raise ConfigError(f"task.num_seeds must be a positive integer, got {num_seeds!r}")
     if not isinstance(tau, (int, float)) or isinstance(tau, bool):
         raise ConfigError(f"task.tau must be a number, got {tau!r}")
+    largest_component = uses_largest_component(graph, cfg.dataset)
 
     protocol = MemorizationProtocol(
         float(tau),
@@ -87,8 +108,7 @@ def run_memorization(
     if (done := completed_run(cfg)) is not None:  # resume=auto skips a completed run
         return done
     with run_frame(cfg, overrides) as frame:
-        record = frame.record
-        _memorization(cfg, record, frame.output_dir, frame.loggers, protocol)
+        _memorization(cfg, frame.record, frame.output_dir, frame.loggers, protocol, largest_component)
     return frame.record
 
 
@@ -98,10 +118,12 @@ def _memorization(
     output_dir: Path,
     loggers: list[Any],
     protocol: MemorizationProtocol,
+    largest_component: bool,
 ) -> None:
-    """The protocol of :mod:`graphbench.analysis.memorization` on the dataset's graph: the node sets, the
-    models, every node's scores (``memorization.csv``), the summary metrics and the histogram."""
-    datamodule = node_datamodule(cfg)
+    """The protocol of :mod:`graphbench.analysis.memorization` on the dataset's graph (its largest connected
+    component with ``largest_component``): the node sets, the models, every node's scores
+    (``memorization.csv``, node ids of that graph), the summary metrics and the histogram."""
+    datamodule = node_datamodule(cfg, largest_component)
     record_raw_files(record, datamodule)
     graph = datamodule.graph
     assert graph is not None
@@ -112,6 +134,11 @@ def _memorization(
     open_loggers(cfg, record, loggers)
     sized = sized_network(cfg, datamodule.info)
     record.hidden_dim, record.num_params = sized.hidden_dim, sized.num_params
+    log.info(
+        "memorization on %s: %d nodes",
+        "the largest connected component" if largest_component else "the whole graph",
+        labels.numel(),
+    )
     log.info(
         "memorization: |S_S|=%d |S_C|=%d |S_I|=%d, control %d test nodes, %d val nodes, %d seeds per model",
         len(sets.shared),

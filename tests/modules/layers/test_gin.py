@@ -47,3 +47,20 @@ def test_gin_0_fixes_eps_at_zero_and_trains_no_eps() -> None:
     assert "conv.eps" not in dict(layer.named_parameters())
     out, _ = layer(PATH_X, PATH_EDGES, None)
     assert torch.equal(out, PATH_X + neighbour_sum(PATH_X, PATH_EDGES))
+
+
+def test_mlp_batch_norm_normalizes_the_hidden_layer_over_the_nodes() -> None:
+    """Benchmarking GNNs' and Xu et al.'s GIN MLP: Linear -> BatchNorm -> ReLU -> Linear."""
+    layer = GINLayer(2, 2, 2, mlp_batch_norm=True).train()
+    linear_in, norm, _, linear_out = layer.conv.nn
+    assert isinstance(norm, torch.nn.BatchNorm1d)
+    set_identity(linear_in)
+    set_identity(linear_out)
+    out, _ = layer(PATH_X, PATH_EDGES, None)
+    summed = PATH_X + neighbour_sum(PATH_X, PATH_EDGES)
+    centred = summed - summed.mean(dim=0)
+    expected = (centred / torch.sqrt(centred.pow(2).mean(dim=0) + norm.eps)).relu()
+    torch.testing.assert_close(out, expected)
+    # node 0 and node 1 (sums 11 and 111 in channel 0) lie below the mean (1332 / 4 = 333): ReLU zeroes them
+    assert torch.equal(out[:2, 0], torch.zeros(2))
+    assert len(list(GINLayer(2, 2, 2).conv.nn)) == 3  # the default keeps Linear -> ReLU -> Linear
