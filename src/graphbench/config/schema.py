@@ -79,6 +79,7 @@ class ModelConfig:
     input_dropout: float = 0.0  # dropout on the encoded input features
     encode_inputs: bool = True  # false: the first layer reads the raw dense features
     last_layer_outputs: bool = False  # true: the last layer predicts the outputs; no head
+    readout_layers: str = "last"  # all: the sum of a head per layer's pooled embedding, the input's included
     block: str = "full"  # full: h + Dropout(act(Norm(layer(h)))); residual: h + layer(h)
     init: str = "default"  # the weights' initialization: default (PyTorch's) or grand
     consistency: dict[str, Any] | None = None  # GRAND's consistency term (graphbench.modules.losses)
