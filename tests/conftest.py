@@ -89,6 +89,15 @@ def shared_cache_dir(tmp_path_factory: pytest.TempPathFactory) -> Path:
     return tmp_path_factory.mktemp("shared-cache")
 
 
+@pytest.fixture(scope="module")
+def hydra_conf() -> Iterator[None]:
+    """Hydra initialized on ``conf/`` once per test module, for tests that ``compose`` configs themselves."""
+    GlobalHydra.instance().clear()
+    with initialize_config_dir(config_dir=str(CONF), version_base="1.3"):
+        yield
+    GlobalHydra.instance().clear()
+
+
 @pytest.fixture
 def compose_cfg(tmp_path: Path) -> Callable[..., DictConfig]:
     """Compose conf/config.yaml with overrides, as run.py would, with run dir and cache in tmp_path."""

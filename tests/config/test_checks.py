@@ -4,24 +4,12 @@ dataset key of the former table, is checked by the DataModule (tests/data/datamo
 
 from __future__ import annotations
 
-from collections.abc import Iterator
-
 import pytest
-from hydra import compose, initialize_config_dir
-from hydra.core.global_hydra import GlobalHydra
+from hydra import compose
 from omegaconf import OmegaConf, open_dict
 
 from graphbench.config.checks import accelerator_problems, check_config
 from graphbench.vocabulary.errors import ConfigError
-from tests.paths import CONF
-
-
-@pytest.fixture(scope="module")
-def hydra_conf() -> Iterator[None]:
-    GlobalHydra.instance().clear()
-    with initialize_config_dir(config_dir=str(CONF), version_base="1.3"):
-        yield
-    GlobalHydra.instance().clear()
 
 
 def test_a_composed_config_passes_and_a_node_it_lacks_is_not_checked(hydra_conf: None) -> None:

@@ -5,12 +5,10 @@ the key, the bad value and what is valid."""
 from __future__ import annotations
 
 import inspect
-from collections.abc import Iterator
 from dataclasses import fields
 
 import pytest
-from hydra import compose, initialize_config_dir
-from hydra.core.global_hydra import GlobalHydra
+from hydra import compose
 from omegaconf import DictConfig, OmegaConf
 
 from graphbench.config.checks import schema_problems
@@ -32,14 +30,6 @@ from tests.paths import CONF
 
 #: the groups whose every option file is held against its schema
 GROUPS: tuple[str, ...] = ("model", "head", "pe", "budget", "trainer", "optimizer", "speedups")
-
-
-@pytest.fixture(scope="module")
-def hydra_conf() -> Iterator[None]:
-    GlobalHydra.instance().clear()
-    with initialize_config_dir(config_dir=str(CONF), version_base="1.3"):
-        yield
-    GlobalHydra.instance().clear()
 
 
 def composed(overrides: list[str]) -> DictConfig:
