@@ -98,7 +98,10 @@ def test_an_unknown_key_is_one_line_naming_the_valid_ones() -> None:
     assert message.startswith(
         "dataset.batchsize is not a key of dataset 'cora' (did you mean batch_size?): NodeLevelDataModule takes name, data_dir,"
     )
-    assert message.endswith("; its source takes name; read elsewhere: module, literature, fold_key, synthetic") and "\n" not in message
+    assert (
+        message.endswith("; its source takes name; read elsewhere: module, literature, fold_key, synthetic")
+        and "\n" not in message
+    )
     # split_index is a node-level key: a graph-level DataModule takes it only through its source
     graph = dataset_node(_target_="graphbench.data.datamodules.GraphLevelDataModule")
     assert unknown_keys(graph, GraphLevelDataModule) == ["split_index"]
