@@ -39,6 +39,7 @@ for _size in ("sbm-large 2", "sbm-large 4"):  # the quick sizes: 2,000 and 4,000
     EXPECTED_ROWS += [("samplers: full-batch step", _size)] + [(f"samplers: {s}", _size) for s in SAMPLERS]
 EXPECTED_ROWS += [(f"samplers: {s} memory growth", "4") for s in SAMPLERS]
 EXPECTED_ROWS += [(f"samplers: {s} data wait", "sbm-large 2") for s in SAMPLERS]
+EXPECTED_ROWS += [("contention: machine floor", "a one-thread Python loop")]
 EXPECTED_ROWS += [("contention: crossover", "GCN step")] * 2  # the quick sizes: 500 and 4,000 nodes
 EXPECTED_ROWS += [("contention: busy / idle", "default experiment"), ("contention: idle", "default experiment")]
 

@@ -7,4 +7,3 @@ from graphbench.vocabulary.splits import SPLITS
 
 def test_the_splits_are_train_val_test_in_that_order() -> None:
     assert SPLITS == ("train", "val", "test")
-
