@@ -64,6 +64,7 @@ from graphbench.build.callbacks import build_callbacks
 from graphbench.build.data import build_datamodule
 from graphbench.build.loggers import open_loggers
 from graphbench.build.model import network_builder, network_width, prepared_model
+from graphbench.build.task_module import build_optimizer
 from graphbench.build.trainer import build_trainer
 from graphbench.config.instantiate import METADATA_KEYS, build
 from graphbench.data.datamodules import DataModule
@@ -259,7 +260,7 @@ def recipe(ctx: Context, work: Workload, run_dir: Path) -> Recipe:
     info = datamodule.info
     L.seed_everything(cfg.seed, workers=True, verbose=False)
     model = network_builder(cfg, info)(int(cfg.model.hidden_dim))
-    optimizer = build(cfg.optimizer, "optimizer", METADATA_KEYS)(model.parameters())
+    optimizer = build_optimizer(cfg)(model.parameters())  # as train() builds it
     loss_fn = build(cfg.dataset.module.loss, "dataset.module.loss")  # the dataset's own loss, as train() uses it
     if info.level == "node":  # full batch: the graph, collated once, as a hand-written Cora script holds it
         graph = Batch.from_data_list([datamodule.graph])
@@ -416,7 +417,7 @@ def tiny_recipe(ctx: Context, run_dir: Path, steps: int, epochs: int) -> tuple[R
     info = datamodule.info
     L.seed_everything(cfg.seed, workers=True, verbose=False)
     model = network_builder(cfg, info)(network_width(cfg, network_builder(cfg, info)))
-    optimizer = build(cfg.optimizer, "optimizer", METADATA_KEYS)(model.parameters())
+    optimizer = build_optimizer(cfg)(model.parameters())  # as train() builds it
     loss_fn = build(cfg.dataset.module.loss, "dataset.module.loss")
 
     def loss_of(batch: Batch, split: str) -> torch.Tensor:

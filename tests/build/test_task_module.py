@@ -30,6 +30,18 @@ def test_the_optimizer_and_scheduler_of_their_groups(compose_cfg: Callable[..., 
     assert build_scheduler(compose_cfg(["scheduler=none"])) is None
 
 
+@pytest.mark.parametrize(
+    ("overrides", "fused"),
+    [([], True), (["optimizer=adamw"], True), (["speedups=off"], None), (["++trainer.precision=bf16-mixed"], None)],
+)
+def test_adam_is_fused_under_speedups_except_in_mixed_precision(
+    compose_cfg: Callable[..., DictConfig], overrides: list[str], fused: bool | None
+) -> None:
+    optimizer = build_optimizer(compose_cfg(overrides))([torch.nn.Parameter(torch.zeros(2))])
+    assert optimizer.defaults["fused"] is fused
+    assert optimizer.defaults["foreach"] is (None if fused else True)
+
+
 def test_the_loss_is_the_dataset_modules(compose_cfg: Callable[..., DictConfig]) -> None:
     loss = build_loss(compose_cfg(["dataset=cora"]))
     assert loss is not None

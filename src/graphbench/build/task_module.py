@@ -13,6 +13,7 @@ from omegaconf import DictConfig, OmegaConf
 from torch import Tensor, nn
 from torch.optim import Optimizer
 
+from graphbench import speedups
 from graphbench.config.instantiate import METADATA_KEYS, build
 from graphbench.data.info import DatasetInfo
 from graphbench.modules.losses import ConsistencyLoss
@@ -21,8 +22,13 @@ from graphbench.vocabulary.errors import ConfigError
 
 
 def build_optimizer(cfg: DictConfig) -> Callable[[Iterable[nn.Parameter]], Optimizer]:
-    """``parameters -> optimizer``: the ``optimizer`` group's node (``_partial_: true``)."""
-    return build(cfg.optimizer, "optimizer", METADATA_KEYS)
+    """``parameters -> optimizer``: the ``optimizer`` group's node (``_partial_: true``); under
+    ``speedups=auto``, Adam and AdamW fused (:func:`graphbench.speedups.optimizer`) unless
+    ``trainer.precision`` is a mixed one."""
+    make = build(cfg.optimizer, "optimizer", METADATA_KEYS)
+    if not cfg.speedups.enabled:
+        return make
+    return speedups.optimizer(make, mixed_precision=str(cfg.trainer.get("precision", "32")).endswith("mixed"))
 
 
 def build_scheduler(cfg: DictConfig) -> Callable[..., Any] | None:

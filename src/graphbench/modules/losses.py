@@ -22,7 +22,7 @@ class MaskedBCEWithLogitsLoss(nn.Module):
     \mathrm{BCE}(z_{it}, y_{it})` with :math:`L = \{(i,t): y_{it} \neq \mathrm{NaN}\}`.
 
     The labelled entries are selected with a boolean mask, which makes the host wait for the device to
-    count them (one sync a step, allowed in tests/modules/test_task_module_host_syncs.py). Zeroing them
+    count them (two syncs a step, one for the logits and one for the targets, allowed in tests/modules/test_task_module_host_syncs.py). Zeroing them
     instead gives the same loss in exact arithmetic but another float summation order, which moved the
     recorded reference numbers (tests/e2e/test_reference_numbers.py), so it waits for a decision."""
 

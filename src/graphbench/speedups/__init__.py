@@ -13,6 +13,9 @@ imports them. One switch, ``speedups=auto|off`` (``conf/speedups/``), decides:
   The kernels take float32 CPU tensors outside ``torch.func`` and ``torch.compile`` and give
   everything else to torch's own ops; the losses equal those of the plain network (dropout bit for
   bit, the products up to float summation order; ``tests/speedups/test_seam.py``).
+* :func:`optimizer` (the ``optimizer`` group's node, from :func:`graphbench.build.task_module.build_optimizer`):
+  Adam and AdamW update every parameter in one fused kernel (:mod:`~graphbench.speedups.fused_optimizer`;
+  parameters equal to the ``foreach`` update's up to float rounding), except under mixed precision.
 * :func:`run_scope` (the ``train`` run): Lightning's ``self.log`` without its per-call device walk
   (:mod:`~graphbench.speedups.result_moves`), a patch of Lightning's private class made only for the
   length of the run and only on tested Lightning releases; :func:`profiler`, Lightning's
@@ -27,10 +30,10 @@ imports them. One switch, ``speedups=auto|off`` (``conf/speedups/``), decides:
 ``dynamic=False`` and ``fullgraph=True``, in ``model.compile_mode`` (:data:`COMPILE_MODES`;
 ``reduce-overhead``: CUDA graphs on a GPU); the kernels step aside while it traces.
 
-These four functions live in :mod:`~graphbench.speedups.seam`; whether a tensor is inside a ``torch.func``
+These five functions live in :mod:`~graphbench.speedups.seam`; whether a tensor is inside a ``torch.func``
 transform: :mod:`~graphbench.speedups.functorch`.
 """
 
-from graphbench.speedups.seam import CHOICES, COMPILE_MODES, apply, compile_network, profiler, run_scope
+from graphbench.speedups.seam import CHOICES, COMPILE_MODES, apply, compile_network, optimizer, profiler, run_scope
 
-__all__ = ["CHOICES", "COMPILE_MODES", "apply", "compile_network", "profiler", "run_scope"]
+__all__ = ["CHOICES", "COMPILE_MODES", "apply", "compile_network", "optimizer", "profiler", "run_scope"]

@@ -3,16 +3,18 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Callable, Iterable, Iterator
 from contextlib import contextmanager
 from typing import Any
 
 import torch
 from torch import nn
+from torch.optim import Optimizer
 from torch_geometric.nn.dense.linear import Linear as PyGLinear
 
 from graphbench.speedups import result_moves
 from graphbench.speedups.dropout import Dropout
+from graphbench.speedups.fused_optimizer import fused
 from graphbench.speedups.linear import Linear, OneDnnPyGLinear
 from graphbench.speedups.quiet_profiler import QuietProfiler
 from graphbench.vocabulary.errors import ArgumentError
@@ -36,6 +38,14 @@ def apply(network: nn.Module) -> nn.Module:
         if swapped is not None:
             module.__class__ = swapped
     return network
+
+
+def optimizer(
+    make: Callable[[Iterable[nn.Parameter]], Optimizer], mixed_precision: bool
+) -> Callable[[Iterable[nn.Parameter]], Optimizer]:
+    """The ``optimizer`` group's ``parameters -> optimizer`` with Adam and AdamW fused
+    (:mod:`~graphbench.speedups.fused_optimizer`; not under ``mixed_precision``)."""
+    return fused(make, mixed_precision)
 
 
 def compile_network(network: nn.Module, static_shapes: bool = False, mode: str = "default") -> nn.Module:
