@@ -33,9 +33,11 @@ from tests.conftest import real_data_root, torch_threads
 REFERENCE = Path(__file__).with_name("reference_numbers.json")
 RECORD = os.environ.get("GRAPHBENCH_RECORD_REFERENCE") == "1"
 
+# the default cases keep Adam unfused (speedups=auto fuses it, graphbench.speedups.fused_optimizer): the
+# fused update sums in another order, and on cycles that alone moves the best epoch (see above)
 CASES: dict[str, list[str]] = {
-    "default": ["trainer.max_epochs=3"],
-    "default-mlp": ["model=mlp", "trainer.max_epochs=3"],
+    "default": ["trainer.max_epochs=3", "+optimizer.fused=false"],
+    "default-mlp": ["model=mlp", "trainer.max_epochs=3", "+optimizer.fused=false"],
     "cora-gcn": ["experiment=planetoid/cora-gcn"],
     "peptides-func-gcn-limited": [
         "dataset=peptides-func",
