@@ -20,6 +20,19 @@ shares no thread and no memory with them: 1.0 where every usable CPU is a core o
 two CPUs share a physical core or the host shares them. A run's busy / idle ratio cannot go under it;
 each busy row also gives its ratio over the floor.
 
+What bounds the two figures. Beside the busy processes a run has one core's worth of CPU left, so no
+thread setting beats one thread there by more than the interference of the others (each busy row names
+its fastest contender). Where a second core pays at idle, by a factor ``s``, busy / idle is therefore
+about ``s`` times the floor or more: over 1.25 wherever the second thread gains more than
+``1.25 / floor``. Idle, torch's default wins small parallel regions because its threads spin instead
+of sleeping; the same spinning is what collapses beside a busy process (the idle row gives torch
+default's own busy / idle). A thread count or wait policy chosen from the machine's load at run time
+could take the better side of both, but the thread count decides how reductions are split, and so a
+run's float sums: the same command would give other numbers on a busy and on an idle machine
+(``tests/e2e/test_reference_numbers.py`` records how far one thread against two moves a run).
+graphbench chooses from the config, the step's size and the CPUs the process may use, never from the
+load.
+
 The ``crossover`` rows measure where a second thread starts to pay, which sets
 :data:`graphbench.run.threads.PARALLEL_WORK`: a training step (forward, backward, Adam) of a 3-layer
 GCN of width 64 on a random graph of 8 edges a node, on one thread against every usable CPU, idle,
