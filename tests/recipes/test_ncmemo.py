@@ -5,6 +5,9 @@ from __future__ import annotations
 
 from typing import Any
 
+import pytest
+
+from graphbench.tasks.memorization import uses_largest_component, uses_stratified_split
 from tests.recipes._source import composed, undeclared
 
 #: NodeGCN: GCNConv(F -> 32) -> ReLU -> GCNConv(32 -> 32) -> ReLU -> GCNConv(32 -> C), no dropout; Adam lr 0.01,
@@ -34,3 +37,18 @@ def test_the_recipe_is_the_studys_code_on_every_transcribed_key() -> None:
 def test_changing_one_transcribed_key_fails_the_comparison() -> None:
     cfg = composed("experiment=ncmemo/gcn", "dataset=cora", "task.checkpoint=best")
     assert undeclared(cfg, NCMEMO_GCN) == ["task.checkpoint: ours 'best', source 'last'"]
+
+
+@pytest.mark.parametrize(
+    ("dataset", "largest_component", "per_class"),
+    [
+        ("syn-cora", False, True),  # SBM/main_syncora.py: the whole graph, CustomDataset's split per class
+        ("cora", True, False),  # RealWorld/getdataset.py: LargestConnectedComponents(), then RandomNodeSplit
+    ],
+)
+def test_the_graph_and_split_are_the_studys_code_for_each_kind_of_graph(
+    dataset: str, largest_component: bool, per_class: bool
+) -> None:
+    cfg = composed("experiment=ncmemo/gcn", f"dataset={dataset}")
+    assert uses_largest_component(cfg.task.graph, cfg.dataset) is largest_component
+    assert uses_stratified_split(cfg.task.stratified, cfg.dataset) is per_class

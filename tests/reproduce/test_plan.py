@@ -72,7 +72,7 @@ def test_cells_with_the_same_overrides_share_the_first_ones_runs_and_count_once(
     assert len({cell.sweep_dir for cell in plan.cells}) == 5
     assert (
         plan.runs == 15
-        and plan.estimated_minutes(gpu=False) == pytest.approx(15 * 1.3)
+        and plan.estimated_minutes(gpu=False) == pytest.approx(15 * 0.33)
         and plan.estimated_minutes(gpu=True) == 7.5
     )
 

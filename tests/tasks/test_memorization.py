@@ -120,3 +120,63 @@ def test_the_protocol_runs_on_the_largest_connected_component_of_a_real_graph(
 def test_an_unknown_graph_is_refused() -> None:
     with pytest.raises(ConfigError, match=r"^task.graph='lcc' is not valid; valid: \['auto', 'largest_component', 'whole'\]$"):
         run_memorization(OmegaConf.create({"dataset": {}}), graph="lcc")
+
+
+def write_labelled_path(root: Path, num_nodes: int) -> None:
+    """Texas's raw layout as one path 0 - 1 - ... - (n-1) (one component, kept whole by either graph) whose node
+    i has label i % 5: 13 nodes per class for n = 65."""
+    write_geom_gcn(root, "texas", num_nodes=num_nodes)
+    raw = root / "WebKB" / "texas" / "raw"
+    rows = "".join(f"{i}\t1,0,1,0,1\t{i % 5}\n" for i in range(num_nodes))
+    (raw / "out1_node_feature_label.txt").write_text("node_id\tfeature\tlabel\n" + rows)
+    (raw / "out1_graph_edges.txt").write_text("node_id\tnode_id\n" + "".join(f"{i}\t{i + 1}\n" for i in range(num_nodes - 1)))
+
+
+PER_CLASS = {"train": 35, "val": 10, "train per class": [7] * 5, "val per class": [2] * 5}  # int(0.6 * 13), int(0.2 * 13)
+UNIFORM = {"train": 39, "val": 13}  # round(0.6 * 65), round(0.2 * 65)
+
+
+@pytest.mark.parametrize(
+    ("overrides", "expected"),
+    [
+        ([], UNIFORM),  # auto on a real dataset: uniform, as the study's real-world code (RandomNodeSplit)
+        (["+dataset.synthetic=true"], PER_CLASS),  # auto on a synthetic one (syn-cora): per class, as its syn-cora code
+        (["task.stratified=true"], PER_CLASS),
+        (["+dataset.synthetic=true", "task.stratified=false"], UNIFORM),
+    ],
+)
+def test_auto_draws_the_studys_split_for_the_kind_of_graph(
+    tmp_path: Path,
+    compose_cfg: Callable[..., DictConfig],
+    monkeypatch: pytest.MonkeyPatch,
+    overrides: list[str],
+    expected: dict,
+) -> None:
+    """65 nodes, 13 per class: a split per class puts int(0.6 * 13) = 7 of each class in train and int(0.2 * 13) = 2
+    in val (35 and 10), a uniform one round(0.6 * 65) = 39 and round(0.2 * 65) = 13 nodes. f trains on S_S and S_C,
+    g on S_S and S_I: together the split's training nodes."""
+    masks: list[tuple[torch.Tensor, torch.Tensor]] = []
+
+    def train_on_nodes(cfg, train_mask, val_mask, seed, run_dir, datamodule, checkpoint):
+        masks.append((train_mask.clone(), val_mask.clone()))
+        return torch.full((datamodule.graph.num_nodes, 5), 0.2)
+
+    monkeypatch.setattr(memorization, "train_on_nodes", train_on_nodes)
+    write_labelled_path(tmp_path / "data", 65)
+    cfg = compose_cfg([*TINY, f"paths.data_dir={tmp_path / 'data'}", *overrides])
+    record = run_memorization(cfg, num_seeds=1, plots=False, stratified=cfg.task.stratified)
+    assert record.status == "completed" and len(masks) == 2
+    (train_f, val), (train_g, val_g) = masks
+    assert torch.equal(val, val_g) and not (train_f & val).any()
+    train = train_f | train_g
+    labels = torch.arange(65) % 5
+    assert (int(train.sum()), int(val.sum())) == (expected["train"], expected["val"])
+    if "train per class" in expected:
+        assert torch.bincount(labels[train], minlength=5).tolist() == expected["train per class"]
+        assert torch.bincount(labels[val], minlength=5).tolist() == expected["val per class"]
+
+
+@pytest.mark.parametrize("value", ["yes", 1, None])
+def test_an_unknown_split_is_refused(value: object) -> None:
+    with pytest.raises(ConfigError, match=rf"^task.stratified={value!r} is not valid; valid: true, false, auto$"):
+        run_memorization(OmegaConf.create({"dataset": {}}), stratified=value)  # type: ignore[arg-type]

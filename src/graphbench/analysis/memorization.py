@@ -1,7 +1,8 @@
 r"""``task=memorization``: label memorization of node classifiers, the NCMemo protocol (Jamadandi et
 al., "Memorization in Graph Neural Networks", after Feldman's leave-one-out memorization).
 
-1. A random 60/20/20 node split (train/val/test; per class, as the study's code draws it).
+1. A random 60/20/20 node split (train/val/test): per class, as the study's syn-cora code draws it, or
+   uniformly, as its real-world code does (``task.stratified``, :mod:`graphbench.tasks.memorization`).
 2. The training nodes, shuffled, are split into shared :math:`S_S`, candidate :math:`S_C` and
    independent :math:`S_I` nodes (50/25/25).
 3. Models :math:`f` are trained on :math:`S_S \cup S_C` and models :math:`g` on :math:`S_S \cup S_I`,

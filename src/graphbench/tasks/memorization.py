@@ -6,7 +6,17 @@ shared + candidate and shared + independent node sets.
 (the study's real-world code, AdarshMJ/MemorizationinGNNs@335b56e ``RealWorld/getdataset.py``:
 ``LargestConnectedComponents()`` before its ``RandomNodeSplit``), or ``whole``, the graph as the dataset
 gives it (its ``SBM/main_syncora.py`` on the syn-cora graphs). ``auto``, the default, is ``whole`` on a
-dataset whose config says ``synthetic: true`` and ``largest_component`` on any other."""
+dataset whose config says ``synthetic: true`` and ``largest_component`` on any other.
+
+``stratified`` says how that graph's 60/20/20 train/val/test split is drawn: ``true``, per class (the study's
+syn-cora code, ``SBM/getdataset.py``: ``CustomDataset(setting="gcn")``, whose ``SBM/dataset.py``
+``get_train_val_test`` shuffles each class and cuts it 60/20/20), or ``false``, uniformly over the nodes (its
+real-world code, ``RealWorld/getdataset.py``: ``RandomNodeSplit(split='train_rest', num_val=0.2,
+num_test=0.2)``). ``auto``, the default, is ``true`` on a ``synthetic: true`` dataset and ``false`` on any
+other, the study's split for that kind of graph. The uniform split
+(:func:`~graphbench.data.splits.random_split_masks`) rounds the train and val sizes and gives the test the rest,
+where ``RandomNodeSplit`` rounds val and test and gives train the rest: the sizes can differ by one node (Texas's
+183: 110/37/36 here, 109/37/37 there)."""
 
 from __future__ import annotations
 
@@ -58,6 +68,16 @@ def uses_largest_component(graph: str, dataset: DictConfig) -> bool:
     return graph == "largest_component"
 
 
+def uses_stratified_split(stratified: bool | str, dataset: DictConfig) -> bool:
+    """``task.stratified`` resolved for ``dataset``: ``auto`` draws a synthetic graph's split
+    (``dataset.synthetic``) per class and any other's uniformly; ``true`` and ``false`` force either."""
+    if stratified == "auto":
+        return bool(dataset.get("synthetic", False))
+    if not isinstance(stratified, bool):
+        raise ConfigError(f"task.stratified={stratified!r} is not valid; valid: true, false, auto")
+    return stratified
+
+
 def run_memorization(
     cfg: DictConfig,
     *,
@@ -65,7 +85,7 @@ def run_memorization(
     num_seeds: int = 3,
     split_fractions: Any = (0.6, 0.2, 0.2),
     subset_fractions: Any = (0.5, 0.25, 0.25),
-    stratified: bool = True,
+    stratified: bool | str = "auto",
     knn_k: int = 3,
     checkpoint: str = "best",
     plots: bool = True,
@@ -79,7 +99,8 @@ def run_memorization(
     models of replicate ``cfg.seed`` use the seeds ``cfg.seed * num_seeds + i``, ``i < num_seeds``.
     ``subset_order`` and ``scored_seeds`` choose between the paper's protocol and its code's
     (:mod:`graphbench.analysis.memorization`); ``graph`` the whole graph or its largest connected component
-    (module docstring). ``overrides``: Hydra's task overrides, recorded in the run's provenance."""
+    (module docstring); ``stratified`` a split per class or a uniform one (module docstring). ``overrides``:
+    Hydra's task overrides, recorded in the run's provenance."""
     if checkpoint not in CHECKPOINTS:
         raise ConfigError(f"task.checkpoint={checkpoint!r} is not valid; valid: {list(CHECKPOINTS)}")
     if subset_order not in SUBSET_ORDERS:
@@ -91,13 +112,14 @@ def run_memorization(
     if not isinstance(tau, (int, float)) or isinstance(tau, bool):
         raise ConfigError(f"task.tau must be a number, got {tau!r}")
     largest_component = uses_largest_component(graph, cfg.dataset)
+    per_class = uses_stratified_split(stratified, cfg.dataset)
 
     protocol = MemorizationProtocol(
         float(tau),
         num_seeds,
         check_fractions(split_fractions, "split_fractions"),
         check_fractions(subset_fractions, "subset_fractions"),
-        bool(stratified),
+        per_class,
         knn_k,
         checkpoint,
         bool(plots),
@@ -135,9 +157,10 @@ def _memorization(
     sized = sized_network(cfg, datamodule.info)
     record.hidden_dim, record.num_params = sized.hidden_dim, sized.num_params
     log.info(
-        "memorization on %s: %d nodes",
+        "memorization on %s: %d nodes, split %s",
         "the largest connected component" if largest_component else "the whole graph",
         labels.numel(),
+        "per class" if protocol.stratified else "uniformly",
     )
     log.info(
         "memorization: |S_S|=%d |S_C|=%d |S_I|=%d, control %d test nodes, %d val nodes, %d seeds per model",

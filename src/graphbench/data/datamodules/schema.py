@@ -14,7 +14,7 @@ from typing import Any, ClassVar
 #: keys of the dataset node that no DataModule takes: ``module`` configures the task module,
 #: ``literature`` lists published values for the report's paper column (graphbench.report.literature),
 #: ``fold_key`` names the keys besides ``split_index`` that index a fold (graphbench.report.collect.fold_names),
-#: ``synthetic: true`` marks a generated graph, which task=memorization keeps whole (graphbench.tasks.memorization)
+#: ``synthetic: true`` marks a generated graph, which task=memorization keeps whole and splits per class (graphbench.tasks.memorization)
 READ_ELSEWHERE: tuple[str, ...] = ("module", "literature", "fold_key", "synthetic")
 
 #: input-feature normalizations: ``channelwise`` standardizes every dense node/edge feature channel
