@@ -2,8 +2,8 @@
 relaunched with ``resume=auto`` in its directory until it completes, and compared with an
 uninterrupted run. Its table is in docs/checkpoints_and_loggers.md.
 
-    OMP_NUM_THREADS=1 python scripts/kill_campaign.py --random 100 --targeted --out kills.md
-    OMP_NUM_THREADS=1 python scripts/kill_campaign.py --cases results.json#1:after:SIGKILL,random:SIGTERM
+    python scripts/kill_campaign.py --random 100 --targeted --out kills.md
+    python scripts/kill_campaign.py --cases results.json#1:after:SIGKILL,random:SIGTERM
 
 The run is ``model=gcn trainer.max_epochs=6 seed=3`` on a small cycles dataset (:data:`RUN`). Every run of
 the campaign is a process of its own (scripts/killed_run.py, forked from an interpreter that imported
