@@ -14,6 +14,7 @@ from graphbench.analysis.memorization import (
     memorization_rate,
     memorization_scores,
     memorization_sets,
+    model_seeds,
     node_rows,
     scored_probabilities,
     true_label_probability,
@@ -186,3 +187,10 @@ def test_metrics_score_the_last_seed_and_average_the_accuracies_over_every_seed(
     assert (m["test/accuracy_f"], m["test/accuracy_f_std"]) == (0.75, 0.25)
     averaged = memorization_metrics(PROBS_F, PROBS_G, LABELS, sets, lds_of, tau=0.05)
     assert averaged["memorization/mean_candidate"] == pytest.approx(0.2)
+
+
+def test_f_and_g_share_their_seed_or_g_takes_its_own() -> None:
+    assert model_seeds(7, "shared") == {"f": 7, "g": 7}
+    assert model_seeds(7, "independent") == {"f": 7, "g": 1_000_007}
+    with pytest.raises(ConfigError, match=r"^task.init='both' is not valid; valid: \['shared', 'independent'\]$"):
+        model_seeds(7, "both")

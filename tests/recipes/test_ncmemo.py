@@ -11,7 +11,9 @@ from graphbench.tasks.memorization import uses_largest_component, uses_stratifie
 from tests.recipes._source import composed, undeclared
 
 #: NodeGCN: GCNConv(F -> 32) -> ReLU -> GCNConv(32 -> 32) -> ReLU -> GCNConv(32 -> C), no dropout; Adam lr 0.01,
-#: weight decay 5e-4, 100 full-batch epochs on the raw features, scored at the last epoch
+#: weight decay 5e-4, 100 full-batch epochs on the raw features, scored at the last epoch; the node subsets
+#: in node-index order (SBM/memorization.py get_node_splits), the last seed's f and g scored (train_models
+#: returns them), g built after training f, so from other weights (SBM/train.py)
 NCMEMO_GCN: dict[str, Any] = {
     "model.name": "gcn",
     "model.hidden_dim": 32,
@@ -27,6 +29,9 @@ NCMEMO_GCN: dict[str, Any] = {
     "trainer.max_epochs": 100,
     "dataset.normalize_features": False,
     "task.checkpoint": "last",
+    "task.subset_order": "index",
+    "task.scored_seeds": "last",
+    "task.init": "independent",
 }
 
 

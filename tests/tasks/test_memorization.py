@@ -27,6 +27,7 @@ from tests.e2e.test_memorization_cli import TINY
         ({"num_seeds": 0}, r"^task.num_seeds must be a positive integer, got 0$"),
         ({"num_seeds": True}, r"^task.num_seeds must be a positive integer, got True$"),
         ({"tau": "high"}, r"^task.tau must be a number, got 'high'$"),
+        ({"init": "same"}, r"^task.init='same' is not valid; valid: \['shared', 'independent'\]$"),
     ],
 )
 def test_bad_arguments_are_refused_before_anything_is_built(kwargs: dict, message: str) -> None:
@@ -34,8 +35,15 @@ def test_bad_arguments_are_refused_before_anything_is_built(kwargs: dict, messag
         run_memorization(OmegaConf.create({}), **kwargs)
 
 
+@pytest.mark.parametrize(
+    ("init", "seeds"),
+    [
+        ("shared", [4, 4, 5, 5]),  # f and g of seed cfg.seed * num_seeds + i from the same weights
+        ("independent", [4, 1_000_004, 5, 1_000_005]),  # g from its own seed, as the study's code
+    ],
+)
 def test_the_task_wires_the_node_sets_to_the_two_models_and_scores_every_node(
-    tmp_path: Path, compose_cfg: Callable[..., DictConfig], monkeypatch: pytest.MonkeyPatch
+    tmp_path: Path, compose_cfg: Callable[..., DictConfig], monkeypatch: pytest.MonkeyPatch, init: str, seeds: list[int]
 ) -> None:
     """Models stand in for training: each puts probability 1 on the true label of its training nodes and is
     uniform over the C = 5 classes elsewhere. Then mem = 1 - 1/5 on candidates (f trains on them, g does not),
@@ -51,8 +59,9 @@ def test_the_task_wires_the_node_sets_to_the_two_models_and_scores_every_node(
 
     monkeypatch.setattr(memorization, "train_on_nodes", train_on_nodes)
     write_geom_gcn(tmp_path / "data", "texas", num_nodes=60)
-    record = run_memorization(compose_cfg([*TINY, "seed=2", f"paths.data_dir={tmp_path / 'data'}"]), num_seeds=2, plots=False)
-    assert record.status == "completed" and trained == [4, 4, 5, 5]  # seeds cfg.seed * num_seeds + i, for f and g
+    cfg = compose_cfg([*TINY, "seed=2", f"paths.data_dir={tmp_path / 'data'}"])
+    record = run_memorization(cfg, num_seeds=2, plots=False, init=init)
+    assert record.status == "completed" and trained == seeds
     with (tmp_path / "run" / CSV_FILENAME).open() as handle:
         mem = {(row["set"], float(row["mem"])) for row in csv.DictReader(handle)}
     assert {name for name, _ in mem} == {"shared", "candidate", "independent", "control"}

@@ -38,6 +38,9 @@ The defaults follow the protocol as the paper states it; three knobs give the st
   the first half shared, then candidate, then independent; the control the first ``|S_C|`` test nodes).
   Where node order follows the label, as in syn-cora's second half, :math:`S_C` and :math:`S_I` then
   differ in their class mix.
+* ``init``: ``shared`` trains :math:`f` and :math:`g` of a seed from the same initial weights, so that
+  they differ only by their training nodes; ``independent`` gives each its own (:func:`model_seeds`), as
+  the code does, which builds :math:`g` after training :math:`f` (``SBM/train.py``).
 * ``scored_seeds``: ``all`` averages the probabilities of all seeds' models; ``last`` scores the last
   seed's :math:`f` and :math:`g` only, as the code does (``train_models`` returns the models of its last
   seed, and ``calculate_node_memorization_score`` scores those).
@@ -101,12 +104,19 @@ class MemorizationProtocol:
     plots: bool
     subset_order: str = "shuffled"
     scored_seeds: str = "all"
+    init: str = "shared"
 
 
 #: how the protocol's node subsets are taken: drawn at random, or in node-index order (the study's code)
 SUBSET_ORDERS: tuple[str, ...] = ("shuffled", "index")
 #: which seeds' models the scores use: all of them (mean probabilities), or the last seed's (the study's code)
 SCORED_SEEDS: tuple[str, ...] = ("all", "last")
+#: how f and g of one seed start: from the same initial weights (and dropout stream), or each from its
+#: own (the study's code builds g after training f, from the random stream f left)
+INITS: tuple[str, ...] = ("shared", "independent")
+#: under ``init=independent``, g of seed ``s`` trains with seed ``s + G_SEED_OFFSET``: a seed no f of a
+#: replicate below a million seeds uses
+G_SEED_OFFSET: int = 1_000_000
 
 
 def check_fractions(fractions: Any, what: str) -> tuple[float, float, float]:
@@ -184,11 +194,21 @@ def memorization_rate(scores: Tensor, tau: float) -> float:
     return float((scores > tau).float().mean())
 
 
+def model_seeds(seed: int, init: str) -> dict[str, int]:
+    """The seeds :math:`f` and :math:`g` of ``seed`` train with (their initial weights, dropout masks and
+    batches): ``seed`` for both under ``init=shared``, ``seed`` and ``seed +`` :data:`G_SEED_OFFSET` under
+    ``init=independent``."""
+    if init not in INITS:
+        raise ConfigError(f"task.init={init!r} is not valid; valid: {list(INITS)}")
+    return {"f": seed, "g": seed if init == "shared" else seed + G_SEED_OFFSET}
+
+
 def train_models(
     cfg: DictConfig, datamodule: NodeLevelDataModule, sets: MemorizationSets, protocol: MemorizationProtocol, output_dir: Path
 ) -> tuple[Tensor, Tensor]:
     r"""Step 3: for each seed ``cfg.seed * num_seeds + i`` (:math:`i <` ``num_seeds``), a model :math:`f` trained
-    on :math:`S_S \cup S_C` and a model :math:`g` on :math:`S_S \cup S_I`, both validated on the val nodes
+    on :math:`S_S \cup S_C` and a model :math:`g` on :math:`S_S \cup S_I` (their seeds: :func:`model_seeds`
+    of ``protocol.init``), both validated on the val nodes
     (:func:`~graphbench.analysis.subset_training.train_on_nodes`, run directories
     ``model_{f,g}_seed<seed>`` under ``output_dir``). Returns the softmax outputs of the :math:`f` and the
     :math:`g` models, each ``[num_seeds, N, C]``."""
@@ -207,9 +227,10 @@ def train_models(
     for i in range(num_seeds):
         seed = int(cfg.seed) * num_seeds + i
         for name, train_nodes in (("f", mask(sets.shared, sets.candidate)), ("g", mask(sets.shared, sets.independent))):
-            log.info("training model %s, seed %d (%d nodes)", name, seed, int(train_nodes.sum()))
+            model_seed = model_seeds(seed, protocol.init)[name]
+            log.info("training model %s, seed %d (%d nodes)", name, model_seed, int(train_nodes.sum()))
             run_dir = output_dir / f"model_{name}_seed{seed}"
-            probs[name].append(train_on_nodes(cfg, train_nodes, val_mask, seed, run_dir, datamodule, protocol.checkpoint))
+            probs[name].append(train_on_nodes(cfg, train_nodes, val_mask, model_seed, run_dir, datamodule, protocol.checkpoint))
     return torch.stack(probs["f"]), torch.stack(probs["g"])
 
 

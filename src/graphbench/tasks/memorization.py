@@ -30,6 +30,7 @@ from omegaconf import DictConfig
 from graphbench.analysis.memorization import (
     CSV_FILENAME,
     HISTOGRAM_FILENAME,
+    INITS,
     SCORED_SEEDS,
     SETS,
     SUBSET_ORDERS,
@@ -91,13 +92,14 @@ def run_memorization(
     plots: bool = True,
     subset_order: str = "shuffled",
     scored_seeds: str = "all",
+    init: str = "shared",
     graph: str = "auto",
     overrides: Sequence[str] = (),
 ) -> RunRecord:
     """The ``task=memorization`` entry point (``conf/task/memorization.yaml``); returns the run's record,
     which is also in ``<paths.output_dir>/results.json``. The node split is drawn with ``cfg.seed``; the
     models of replicate ``cfg.seed`` use the seeds ``cfg.seed * num_seeds + i``, ``i < num_seeds``.
-    ``subset_order`` and ``scored_seeds`` choose between the paper's protocol and its code's
+    ``subset_order``, ``scored_seeds`` and ``init`` choose between the paper's protocol and its code's
     (:mod:`graphbench.analysis.memorization`); ``graph`` the whole graph or its largest connected component
     (module docstring); ``stratified`` a split per class or a uniform one (module docstring). ``overrides``:
     Hydra's task overrides, recorded in the run's provenance."""
@@ -107,6 +109,8 @@ def run_memorization(
         raise ConfigError(f"task.subset_order={subset_order!r} is not valid; valid: {list(SUBSET_ORDERS)}")
     if scored_seeds not in SCORED_SEEDS:
         raise ConfigError(f"task.scored_seeds={scored_seeds!r} is not valid; valid: {list(SCORED_SEEDS)}")
+    if init not in INITS:
+        raise ConfigError(f"task.init={init!r} is not valid; valid: {list(INITS)}")
     if isinstance(num_seeds, bool) or not isinstance(num_seeds, int) or num_seeds < 1:
         raise ConfigError(f"task.num_seeds must be a positive integer, got {num_seeds!r}")
     if not isinstance(tau, (int, float)) or isinstance(tau, bool):
@@ -125,6 +129,7 @@ def run_memorization(
         bool(plots),
         subset_order,
         scored_seeds,
+        init,
     )
 
     if (done := completed_run(cfg)) is not None:  # resume=auto skips a completed run
