@@ -226,8 +226,9 @@ def train_models(
     probs: dict[str, list[Tensor]] = {"f": [], "g": []}
     for i in range(num_seeds):
         seed = int(cfg.seed) * num_seeds + i
+        seeds = model_seeds(seed, protocol.init)
         for name, train_nodes in (("f", mask(sets.shared, sets.candidate)), ("g", mask(sets.shared, sets.independent))):
-            model_seed = model_seeds(seed, protocol.init)[name]
+            model_seed = seeds[name]
             log.info("training model %s, seed %d (%d nodes)", name, model_seed, int(train_nodes.sum()))
             run_dir = output_dir / f"model_{name}_seed{seed}"
             probs[name].append(train_on_nodes(cfg, train_nodes, val_mask, model_seed, run_dir, datamodule, protocol.checkpoint))
